@@ -1,0 +1,16 @@
+# Every library comes from Debian's packages (scripts/bootstrap.sh);
+# docs/decisions/0001-libraries.md says why each was chosen.
+find_package(Threads REQUIRED)
+find_package(OpenSSL REQUIRED)
+find_package(nlohmann_json 3.11 REQUIRED)
+find_package(absl REQUIRED)
+find_package(spdlog REQUIRED)
+find_package(fmt REQUIRED)
+find_package(ZLIB REQUIRED)
+find_package(Protobuf REQUIRED)
+find_package(Boost 1.74 REQUIRED)
+find_package(CLI11 QUIET)
+if(CAPTF_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+  find_package(benchmark QUIET)
+endif()

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs every Debian package the build and the tests need. Idempotent:
+# a machine that has them all returns at once without touching apt.
+set -euo pipefail
+PKGS=(
+  # toolchain
+  g++ cmake ninja-build pkg-config git ca-certificates openssl curl
+  clang-format clang-tidy
+  # libraries named by the design brief, and where it is silent (docs/decisions/0001-libraries.md)
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  nlohmann-json3-dev libgit2-dev libspdlog-dev libfmt-dev libssl-dev
+  libboost-dev libyaml-cpp-dev libcli11-dev libzstd-dev zlib1g-dev libarchive-dev
+  libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
+  # the rig: sandboxed pods and a local OCI registry
+  bubblewrap docker-registry
+)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "bootstrap: all ${#PKGS[@]} packages present"
+  exit 0
+fi
+echo "bootstrap: installing ${missing[*]}"
+SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# The packaged registry starts a system service we do not use: the rig runs its own.
+if command -v systemctl >/dev/null 2>&1; then $SUDO systemctl disable --now docker-registry >/dev/null 2>&1 || true; fi
+echo "bootstrap: done"

@@ -1,0 +1,253 @@
+#include "test/rig/fixture.h"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+extern char** environ;
+
+namespace captf::rig {
+namespace {
+
+std::string sourceDir() {
+  const char* dir = std::getenv("CAPTF_SOURCE_DIR");
+  return dir != nullptr ? dir : ".";
+}
+
+std::string rigCommand() { return sourceDir() + "/test/rig/rig"; }
+
+std::string trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) {
+    s.pop_back();
+  }
+  return s;
+}
+
+// Parses the `export K="V"` lines that the rig writes to DIR/env.
+std::map<std::string, std::string> readEnvFile(const std::string& path) {
+  std::map<std::string, std::string> vars;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    constexpr std::string_view kPrefix = "export ";
+    if (line.rfind(kPrefix, 0) != 0) {
+      continue;
+    }
+    auto eq = line.find('=');
+    if (eq == std::string::npos) {
+      continue;
+    }
+    std::string key = line.substr(kPrefix.size(), eq - kPrefix.size());
+    std::string value = line.substr(eq + 1);
+    if (value.size() >= 2 && value.front() == '"' && value.back() == '"') {
+      value = value.substr(1, value.size() - 2);
+    }
+    vars[key] = value;
+  }
+  return vars;
+}
+
+// The one rig of this process. Stopped by an atexit handler; its directory is
+// removed when every test passed and kept (with the logs) otherwise.
+struct SharedRig {
+  std::once_flag once;
+  Env env;
+  Tier tier = Tier::kIntegration;
+};
+
+SharedRig& sharedRig() {
+  static SharedRig rig;  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables): one per test binary
+  return rig;
+}
+
+void stopRig() {
+  SharedRig& rig = sharedRig();
+  if (rig.env.dir.empty()) {
+    return;
+  }
+  run({rigCommand(), "down", "--dir", rig.env.dir});
+  const auto* unit = ::testing::UnitTest::GetInstance();
+  if (unit != nullptr && unit->Passed()) {
+    std::filesystem::remove_all(rig.env.dir);
+  } else {
+    std::fprintf(stderr, "rig: logs kept in %s/logs\n", rig.env.dir.c_str());
+  }
+}
+
+}  // namespace
+
+const Env& shared(Tier tier) {
+  SharedRig& rig = sharedRig();
+  std::call_once(rig.once, [&] {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "captf-rig-XXXXXX").string();
+    if (mkdtemp(tmpl.data()) == nullptr) {
+      std::fprintf(stderr, "rig: cannot create a temporary directory: %s\n", std::strerror(errno));
+      std::exit(1);
+    }
+    rig.tier = tier;
+    rig.env.dir = tmpl;
+    const char* tier_name = tier == Tier::kE2e ? "e2e" : "integration";
+    CommandResult up = run({rigCommand(), "up", "--dir", tmpl, "--tier", tier_name, "--owner-pid",
+                            std::to_string(getpid())});
+    if (up.exit_code != 0) {
+      std::fprintf(stderr, "%s\nrig: could not start the %s rig (exit %d); logs in %s/logs\n",
+                   up.output.c_str(), tier_name, up.exit_code, tmpl.c_str());
+      std::exit(1);
+    }
+    std::atexit(stopRig);
+    rig.env.vars = readEnvFile(tmpl + "/env");
+    rig.env.kubeconfig = rig.env.vars["KUBECONFIG"];
+    rig.env.server = rig.env.vars["CAPTF_RIG_SERVER"];
+    rig.env.ca_file = rig.env.vars["CAPTF_RIG_CA"];
+    rig.env.kubectl = rig.env.vars["CAPTF_RIG_KUBECTL"];
+    rig.env.tofu = rig.env.vars["CAPTF_RIG_TOFU"];
+    rig.env.registry = rig.env.vars["CAPTF_RIG_REGISTRY"];
+  });
+  if (tier == Tier::kE2e && rig.tier != Tier::kE2e) {
+    std::fprintf(stderr, "rig: this binary started an integration rig and then asked for e2e\n");
+    std::exit(1);
+  }
+  return rig.env;
+}
+
+CommandResult run(const std::vector<std::string>& argv, const std::string& stdin_data,
+                  const std::map<std::string, std::string>& extra_env) {
+  CommandResult result;
+  std::array<int, 2> in{-1, -1};
+  std::array<int, 2> out{-1, -1};
+  if (pipe2(in.data(), O_CLOEXEC) != 0 || pipe2(out.data(), O_CLOEXEC) != 0) {
+    result.output = std::string("pipe: ") + std::strerror(errno);
+    return result;
+  }
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string kv = *e;
+    if (extra_env.count(kv.substr(0, kv.find('='))) == 0) {
+      env_strings.push_back(std::move(kv));
+    }
+  }
+  for (const auto& [key, value] : extra_env) {
+    env_strings.push_back(key + "=" + value);
+  }
+  std::vector<char*> args;
+  for (const auto& a : argv) {
+    args.push_back(const_cast<char*>(a.c_str()));
+  }
+  args.push_back(nullptr);
+  std::vector<char*> envp;
+  for (auto& e : env_strings) {
+    envp.push_back(e.data());
+  }
+  envp.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(in[0], STDIN_FILENO);
+    dup2(out[1], STDOUT_FILENO);
+    dup2(out[1], STDERR_FILENO);
+    execvpe(args[0], args.data(), envp.data());
+    std::fprintf(stderr, "exec %s: %s\n", args[0], std::strerror(errno));
+    _exit(127);
+  }
+  close(in[0]);
+  close(out[1]);
+  if (pid < 0) {
+    close(in[1]);
+    close(out[0]);
+    result.output = std::string("fork: ") + std::strerror(errno);
+    return result;
+  }
+  // Feed standard input from another thread so a child that writes before it
+  // reads cannot deadlock against us.
+  std::thread writer([fd = in[1], &stdin_data] {
+    size_t off = 0;
+    while (off < stdin_data.size()) {
+      ssize_t n = write(fd, stdin_data.data() + off, stdin_data.size() - off);
+      if (n <= 0) {
+        break;
+      }
+      off += static_cast<size_t>(n);
+    }
+    close(fd);
+  });
+  std::array<char, 65536> buf{};
+  for (;;) {
+    ssize_t n = read(out[0], buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      break;
+    }
+    result.output.append(buf.data(), static_cast<size_t>(n));
+  }
+  close(out[0]);
+  writer.join();
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result;
+}
+
+CommandResult kubectl(const Env& env, const std::vector<std::string>& args,
+                      const std::string& stdin_data) {
+  std::vector<std::string> argv{env.kubectl, "--kubeconfig", env.kubeconfig};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run(argv, stdin_data);
+}
+
+std::string userKubeconfig(const Env& env, const std::string& name,
+                           const std::vector<std::string>& groups) {
+  std::vector<std::string> argv{rigCommand(), "user", "--dir", env.dir, "--name", name};
+  for (const auto& g : groups) {
+    argv.push_back("--group");
+    argv.push_back(g);
+  }
+  CommandResult r = run(argv);
+  if (r.exit_code != 0) {
+    ADD_FAILURE() << "rig user " << name << ": " << r.output;
+    return "";
+  }
+  return trim(r.output);
+}
+
+std::string pushImage(const Env& env, const std::string& rootfs, const std::string& repo,
+                      const std::string& tag) {
+  CommandResult r = run({rigCommand(), "image", "push", "--rootfs", rootfs, "--ref",
+                         env.registry + "/" + repo + ":" + tag});
+  if (r.exit_code != 0) {
+    ADD_FAILURE() << "rig image push " << repo << ":" << tag << ": " << r.output;
+    return "";
+  }
+  return trim(r.output);
+}
+
+std::string podLog(const Env& env, const std::string& ns, const std::string& pod,
+                   const std::string& container) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(env.dir + "/pods", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(ns + "_" + pod + "_", 0) == 0) {
+      std::ifstream in(entry.path() / "logs" / (container + ".log"));
+      std::stringstream ss;
+      ss << in.rdbuf();
+      return ss.str();
+    }
+  }
+  return "";
+}
+
+}  // namespace captf::rig

@@ -1,0 +1,66 @@
+#pragma once
+
+// The rig as a test fixture. A test binary shares one rig: the first call to
+// shared() runs `test/rig/rig up` in a private directory (owned by this
+// process, so the rig tears itself down even when the binary crashes) and
+// every later call returns the same Env. The rig is stopped at exit; its logs
+// are kept when a test failed.
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace captf::rig {
+
+// What a test needs running. kE2e includes everything kIntegration has.
+enum class Tier {
+  kIntegration,  // etcd + kube-apiserver (RBAC on)
+  kE2e,          // + kube-controller-manager, the process kubelet, the OCI registry, tofu
+};
+
+struct Env {
+  std::string dir;         // the rig's private directory
+  std::string kubeconfig;  // admin user (group system:masters)
+  std::string server;      // https://127.0.0.1:PORT
+  std::string ca_file;     // the API server's serving CA (PEM)
+  std::string kubectl;     // path of the rig's kubectl
+  std::string tofu;        // path of the rig's tofu (kE2e)
+  std::string registry;    // host:port of the local OCI registry (kE2e)
+  std::map<std::string, std::string> vars;  // every export of DIR/env
+};
+
+// Starts the rig shared by this binary (once) and returns it. Exits the binary
+// with the rig's one-line cause when it cannot start, because no test of the
+// tier can run without it. Thread-safe.
+const Env& shared(Tier tier);
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr, interleaved
+};
+
+// Runs argv (no shell) with optional standard input and extra environment.
+CommandResult run(const std::vector<std::string>& argv, const std::string& stdin_data = "",
+                  const std::map<std::string, std::string>& extra_env = {});
+
+// Runs the rig's kubectl as the admin user.
+CommandResult kubectl(const Env& env, const std::vector<std::string>& args,
+                      const std::string& stdin_data = "");
+
+// Writes a kubeconfig for a user NAME in GROUPS signed by the rig's client CA
+// and returns its path. The user has no rights until RBAC grants them.
+std::string userKubeconfig(const Env& env, const std::string& name,
+                           const std::vector<std::string>& groups = {});
+
+// Builds a one-layer image from the directory ROOTFS, pushes it to the rig's
+// registry as REPO:TAG and returns the pullable reference.
+std::string pushImage(const Env& env, const std::string& rootfs, const std::string& repo,
+                      const std::string& tag);
+
+// Returns what a container of pod NS/POD wrote to stdout and stderr. The rig
+// serves no kubelet API, so `kubectl logs` does not work; this reads the file
+// the process kubelet keeps.
+std::string podLog(const Env& env, const std::string& ns, const std::string& pod,
+                   const std::string& container);
+
+}  // namespace captf::rig

@@ -1,0 +1,56 @@
+// Command rig brings up a Kubernetes control plane of real components on
+// loopback for CAPTF's tests and for people: etcd, kube-apiserver,
+// kube-controller-manager, a process kubelet that runs Job pods under
+// bubblewrap, and a local OCI registry.
+//
+//	rig up --dir DIR [--tier integration|e2e] [--owner-pid PID]
+//	rig down --dir DIR
+//	rig restart apiserver --dir DIR
+//	rig user --dir DIR --name NAME [--group G]...
+//	rig image push --dir DIR --rootfs ROOTFS --ref REPO:TAG [--entrypoint a,b] [--env K=V]...
+//
+// Every failure prints one line naming the cause and the log to read.
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+	}
+	var err error
+	switch os.Args[1] {
+	case "up":
+		err = cmdUp(os.Args[2:])
+	case "down":
+		err = cmdDown(os.Args[2:])
+	case "serve":
+		err = cmdServe(os.Args[2:])
+	case "restart":
+		err = cmdRestart(os.Args[2:])
+	case "user":
+		err = cmdUser(os.Args[2:])
+	case "image":
+		err = cmdImage(os.Args[2:])
+	default:
+		usage()
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "rig: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func usage() {
+	fmt.Fprint(os.Stderr, `usage:
+  rig up --dir DIR [--tier integration|e2e] [--owner-pid PID]
+  rig down --dir DIR
+  rig restart apiserver --dir DIR
+  rig user --dir DIR --name NAME [--group GROUP]...
+  rig image push --dir DIR --rootfs ROOTFS --ref REPO:TAG [--entrypoint CMD,ARG] [--env K=V]...
+`)
+	os.Exit(2)
+}

@@ -1,0 +1,595 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// layout names the files of a rig directory.
+type layout struct{ dir string }
+
+func (l layout) p(parts ...string) string { return filepath.Join(append([]string{l.dir}, parts...)...) }
+func (l layout) pidFile() string          { return l.p("rig.pid") }
+func (l layout) readyFile() string        { return l.p("ready") }
+func (l layout) failedFile() string       { return l.p("failed") }
+func (l layout) logs() string             { return l.p("logs") }
+func (l layout) pki() string              { return l.p("pki") }
+
+type binaries struct{ etcd, apiserver, kcm, kubectl, tofu, registry, bwrap string }
+
+// binariesFromEnv reads the paths that test/rig/rig exports after building.
+func binariesFromEnv() binaries {
+	kube := os.Getenv("RIG_KUBE_BIN")
+	reg := os.Getenv("RIG_REGISTRY")
+	if reg == "" {
+		reg = "/usr/bin/docker-registry"
+	}
+	return binaries{
+		etcd:      os.Getenv("RIG_ETCD"),
+		apiserver: filepath.Join(kube, "kube-apiserver"),
+		kcm:       filepath.Join(kube, "kube-controller-manager"),
+		kubectl:   filepath.Join(kube, "kubectl"),
+		tofu:      os.Getenv("RIG_TOFU"),
+		registry:  reg,
+		bwrap:     "/usr/bin/bwrap",
+	}
+}
+
+// cmdUp starts the supervisor in the background and returns once the rig is
+// ready (or has failed, with its one-line cause).
+func cmdUp(args []string) error {
+	fs := flag.NewFlagSet("up", flag.ExitOnError)
+	dir := fs.String("dir", "", "the rig's private directory")
+	tier := fs.String("tier", "e2e", "integration (etcd + apiserver) or e2e (everything)")
+	owner := fs.Int("owner-pid", 0, "tear down when this process exits")
+	timeout := fs.Duration("timeout", 3*time.Minute, "how long to wait for readiness")
+	_ = fs.Parse(args)
+	if *dir == "" {
+		return errors.New("up: --dir is required")
+	}
+	if *tier != "integration" && *tier != "e2e" {
+		return fmt.Errorf("up: --tier must be integration or e2e, not %q", *tier)
+	}
+	abs, err := filepath.Abs(*dir)
+	if err != nil {
+		return err
+	}
+	l := layout{abs}
+	if pid := readPid(l); pidAlive(pid) {
+		return fmt.Errorf("up: a rig is already running in %s (pid %d); run rig down --dir %s", abs, pid, abs)
+	}
+	if err := os.MkdirAll(l.logs(), 0o755); err != nil {
+		return err
+	}
+	os.Remove(l.readyFile())
+	os.Remove(l.failedFile())
+	log, err := os.OpenFile(filepath.Join(l.logs(), "rig.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	self, _ := os.Executable()
+	cmd := exec.Command(self, "serve", "--dir", abs, "--tier", *tier, "--owner-pid", strconv.Itoa(*owner))
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("up: cannot start the supervisor: %v", err)
+	}
+	log.Close()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.After(*timeout)
+	for {
+		if _, err := os.Stat(l.readyFile()); err == nil {
+			fmt.Printf("rig: up in %s\n  source %s\n  kubectl get nodes\n", abs, l.p("env"))
+			return nil
+		}
+		if b, err := os.ReadFile(l.failedFile()); err == nil {
+			return fmt.Errorf("up: %s", strings.TrimSpace(string(b)))
+		}
+		select {
+		case err := <-exited:
+			if b, e := os.ReadFile(l.failedFile()); e == nil {
+				return fmt.Errorf("up: %s", strings.TrimSpace(string(b)))
+			}
+			return fmt.Errorf("up: the supervisor exited (%v); see %s", err, filepath.Join(l.logs(), "rig.log"))
+		case <-deadline:
+			_ = syscall.Kill(cmd.Process.Pid, syscall.SIGTERM)
+			return fmt.Errorf("up: not ready within %s; see %s", *timeout, l.logs())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func readPid(l layout) int {
+	b, err := os.ReadFile(l.pidFile())
+	if err != nil {
+		return 0
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return pid
+}
+
+// cmdDown stops the supervisor, which stops every component and pod.
+func cmdDown(args []string) error {
+	fs := flag.NewFlagSet("down", flag.ExitOnError)
+	dir := fs.String("dir", "", "the rig's private directory")
+	_ = fs.Parse(args)
+	if *dir == "" {
+		return errors.New("down: --dir is required")
+	}
+	l := layout{*dir}
+	pid := readPid(l)
+	if !pidAlive(pid) {
+		return nil
+	}
+	_ = syscall.Kill(pid, syscall.SIGTERM)
+	for i := 0; i < 600 && pidAlive(pid); i++ {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if pidAlive(pid) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		return fmt.Errorf("down: the supervisor (pid %d) did not stop in 30s and was killed; see %s", pid, l.logs())
+	}
+	return nil
+}
+
+// cmdRestart restarts the API server on the same port and etcd data, for
+// tests of watches and clients across a restart. Returns when it is ready.
+func cmdRestart(args []string) error {
+	if len(args) < 1 || args[0] != "apiserver" {
+		return errors.New("restart: only 'apiserver' can be restarted")
+	}
+	fs := flag.NewFlagSet("restart", flag.ExitOnError)
+	dir := fs.String("dir", "", "the rig's private directory")
+	_ = fs.Parse(args[1:])
+	l := layout{*dir}
+	pid := readPid(l)
+	if !pidAlive(pid) {
+		return fmt.Errorf("restart: no rig is running in %s", *dir)
+	}
+	gen := l.p("apiserver.generation")
+	before, _ := os.ReadFile(gen)
+	_ = syscall.Kill(pid, syscall.SIGUSR1)
+	for i := 0; i < 1200; i++ {
+		now, _ := os.ReadFile(gen)
+		if string(now) != string(before) {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("restart: the API server did not come back in 60s; see %s", l.logs())
+}
+
+// rig is the supervisor's state.
+type rig struct {
+	l       layout
+	bins    binaries
+	pki     *pki
+	etcd    *component
+	api     *component
+	kcm     *component
+	reg     *component
+	apiPort int
+	apiArgs []string
+	cancel  context.CancelFunc
+	kubelet *kubelet
+}
+
+func cmdServe(args []string) error {
+	fs := flag.NewFlagSet("serve", flag.ExitOnError)
+	dir := fs.String("dir", "", "")
+	tier := fs.String("tier", "e2e", "")
+	owner := fs.Int("owner-pid", 0, "")
+	_ = fs.Parse(args)
+	r := &rig{l: layout{*dir}, bins: binariesFromEnv()}
+	if err := os.WriteFile(r.l.pidFile(), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		return err
+	}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1)
+	err := r.start(*tier == "e2e")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "rig: %v\n", err)
+		_ = os.WriteFile(r.l.failedFile(), []byte(err.Error()+"\n"), 0o644)
+		r.stop()
+		return err
+	}
+	_ = os.WriteFile(r.l.readyFile(), nil, 0o644)
+	fmt.Println("rig: ready")
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case s := <-sigs:
+			if s == syscall.SIGUSR1 {
+				if err := r.restartAPIServer(); err != nil {
+					fmt.Fprintf(os.Stderr, "rig: %v\n", err)
+				}
+				continue
+			}
+			fmt.Printf("rig: %v, stopping\n", s)
+			r.stop()
+			return nil
+		case <-tick.C:
+			if *owner > 0 && !pidAlive(*owner) {
+				fmt.Printf("rig: owner %d has exited, stopping\n", *owner)
+				r.stop()
+				return nil
+			}
+		}
+	}
+}
+
+// start brings the components up in dependency order.
+func (r *rig) start(e2e bool) error {
+	var err error
+	if r.pki, err = newPKI(r.l.pki()); err != nil {
+		return fmt.Errorf("cannot create the PKI in %s: %v", r.l.pki(), err)
+	}
+	if err := r.startEtcd(); err != nil {
+		return err
+	}
+	if err := r.startAPIServer(); err != nil {
+		return err
+	}
+	if err := r.writeKubeconfigs(); err != nil {
+		return err
+	}
+	env := map[string]string{
+		"KUBECONFIG":        r.l.p("kubeconfig"),
+		"CAPTF_RIG_DIR":     r.l.dir,
+		"CAPTF_RIG_SERVER":  fmt.Sprintf("https://127.0.0.1:%d", r.apiPort),
+		"CAPTF_RIG_CA":      r.pki.path("ca.crt"),
+		"CAPTF_RIG_KUBECTL": r.bins.kubectl,
+		"CAPTF_RIG_TIER":    "integration",
+	}
+	if e2e {
+		if err := r.startKCM(); err != nil {
+			return err
+		}
+		regAddr, err := r.startRegistry()
+		if err != nil {
+			return err
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		r.cancel = cancel
+		r.kubelet, err = startKubelet(ctx, r.l, r.pki, r.apiPort, r.bins.bwrap)
+		if err != nil {
+			return fmt.Errorf("the process kubelet did not start: %v; see %s", err, filepath.Join(r.l.logs(), "rig.log"))
+		}
+		env["CAPTF_RIG_REGISTRY"] = regAddr
+		env["CAPTF_RIG_TOFU"] = r.bins.tofu
+		env["CAPTF_RIG_TIER"] = "e2e"
+	}
+	return writeEnv(r.l.p("env"), env)
+}
+
+func writeEnv(path string, env map[string]string) error {
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "export %s=%q\n", k, env[k])
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// retryPorts runs start with fresh ports up to three times, because a port
+// picked as free can be taken before the component binds it.
+func retryPorts(start func() error) error {
+	var err error
+	for i := 0; i < 3; i++ {
+		if err = start(); err == nil || !strings.Contains(err.Error(), "port already in use") {
+			return err
+		}
+	}
+	return err
+}
+
+func (r *rig) startEtcd() error {
+	return retryPorts(func() error {
+		client, err1 := freePort()
+		peer, err2 := freePort()
+		if err := errors.Join(err1, err2); err != nil {
+			return err
+		}
+		data := r.l.p("etcd")
+		c, err := startComponent(r.l.logs(), "etcd", r.bins.etcd, []string{
+			"--data-dir=" + data, "--name=rig",
+			fmt.Sprintf("--listen-client-urls=http://127.0.0.1:%d", client),
+			fmt.Sprintf("--advertise-client-urls=http://127.0.0.1:%d", client),
+			fmt.Sprintf("--listen-peer-urls=http://127.0.0.1:%d", peer),
+			fmt.Sprintf("--initial-advertise-peer-urls=http://127.0.0.1:%d", peer),
+			fmt.Sprintf("--initial-cluster=rig=http://127.0.0.1:%d", peer),
+			"--unsafe-no-fsync=true", "--quota-backend-bytes=8589934592",
+		}, nil)
+		if err != nil {
+			return err
+		}
+		url := fmt.Sprintf("http://127.0.0.1:%d/health", client)
+		if err := c.waitReady(60*time.Second, func() error { return httpOK(http.DefaultClient, url) }); err != nil {
+			c.stop(5 * time.Second)
+			return err
+		}
+		r.etcd = c
+		r.apiArgs = []string{fmt.Sprintf("--etcd-servers=http://127.0.0.1:%d", client)}
+		return nil
+	})
+}
+
+func (r *rig) startAPIServer() error {
+	return retryPorts(func() error {
+		port, err := freePort()
+		if err != nil {
+			return err
+		}
+		r.apiPort = port
+		return r.launchAPIServer()
+	})
+}
+
+// launchAPIServer starts kube-apiserver on r.apiPort and waits for /readyz.
+func (r *rig) launchAPIServer() error {
+	p := r.pki
+	args := append([]string{
+		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+		fmt.Sprintf("--secure-port=%d", r.apiPort),
+		"--cert-dir=" + r.l.p("apiserver-certs"),
+		"--tls-cert-file=" + p.path("apiserver.crt"), "--tls-private-key-file=" + p.path("apiserver.key"),
+		"--client-ca-file=" + p.path("ca.crt"),
+		fmt.Sprintf("--service-account-issuer=https://127.0.0.1:%d", r.apiPort),
+		"--service-account-key-file=" + p.path("sa.pub"),
+		"--service-account-signing-key-file=" + p.path("sa.key"),
+		"--service-cluster-ip-range=10.0.0.0/24", "--authorization-mode=Node,RBAC",
+		"--allow-privileged=true", "--endpoint-reconciler-type=none",
+		"--profiling=false", "--storage-media-type=application/json",
+	}, r.apiArgs...)
+	c, err := startComponent(r.l.logs(), "kube-apiserver", r.bins.apiserver, args, nil)
+	if err != nil {
+		return err
+	}
+	client, err := r.adminHTTP()
+	if err != nil {
+		return err
+	}
+	url := fmt.Sprintf("https://127.0.0.1:%d/readyz", r.apiPort)
+	if err := c.waitReady(120*time.Second, func() error { return httpOK(client, url) }); err != nil {
+		c.stop(5 * time.Second)
+		return err
+	}
+	r.api = c
+	gen := r.l.p("apiserver.generation")
+	n := 0
+	if b, err := os.ReadFile(gen); err == nil {
+		n, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+	}
+	return os.WriteFile(gen, []byte(strconv.Itoa(n+1)), 0o644)
+}
+
+func (r *rig) restartAPIServer() error {
+	fmt.Println("rig: restarting kube-apiserver")
+	r.api.stop(10 * time.Second)
+	return r.launchAPIServer()
+}
+
+func (r *rig) adminHTTP() (*http.Client, error) {
+	pool := x509.NewCertPool()
+	ca, err := os.ReadFile(r.pki.path("ca.crt"))
+	if err != nil {
+		return nil, err
+	}
+	pool.AppendCertsFromPEM(ca)
+	cert, err := tls.LoadX509KeyPair(r.pki.path("admin.crt"), r.pki.path("admin.key"))
+	if err != nil {
+		return nil, err
+	}
+	return &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}},
+	}}, nil
+}
+
+func httpOK(c *http.Client, url string) error {
+	resp, err := c.Get(url)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: HTTP %d", url, resp.StatusCode)
+	}
+	return nil
+}
+
+// kubeconfig renders a kubeconfig for the client pair NAME.crt/NAME.key.
+func kubeconfig(p *pki, server, name string) (string, error) {
+	ca, err1 := os.ReadFile(p.path("ca.crt"))
+	crt, err2 := os.ReadFile(p.path(name + ".crt"))
+	key, err3 := os.ReadFile(p.path(name + ".key"))
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return "", err
+	}
+	b64 := base64.StdEncoding.EncodeToString
+	return fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: rig
+  cluster:
+    server: %s
+    certificate-authority-data: %s
+users:
+- name: %s
+  user:
+    client-certificate-data: %s
+    client-key-data: %s
+contexts:
+- name: rig
+  context: {cluster: rig, user: %s, namespace: default}
+current-context: rig
+`, server, b64(ca), name, b64(crt), b64(key), name), nil
+}
+
+func (r *rig) writeKubeconfigs() error {
+	server := fmt.Sprintf("https://127.0.0.1:%d", r.apiPort)
+	kc, err := kubeconfig(r.pki, server, "admin")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(r.l.p("kubeconfig"), []byte(kc), 0o600)
+}
+
+func (r *rig) startKCM() error {
+	c, err := startComponent(r.l.logs(), "kube-controller-manager", r.bins.kcm, []string{
+		"--kubeconfig=" + r.l.p("kubeconfig"),
+		"--authentication-kubeconfig=" + r.l.p("kubeconfig"),
+		"--authorization-kubeconfig=" + r.l.p("kubeconfig"),
+		"--leader-elect=false",
+		"--controllers=job-controller,garbage-collector-controller,namespace-controller," +
+			"serviceaccount-controller,serviceaccount-token-controller," +
+			"root-ca-certificate-publisher-controller,ttl-after-finished-controller",
+		"--service-account-private-key-file=" + r.pki.path("sa.key"),
+		"--root-ca-file=" + r.pki.path("ca.crt"),
+		"--use-service-account-credentials=false",
+		"--bind-address=127.0.0.1", "--secure-port=0",
+		"--concurrent-job-syncs=10", "--concurrent-gc-syncs=20",
+	}, nil)
+	if err != nil {
+		return err
+	}
+	// Ready when the default ServiceAccount exists in "default": the
+	// ServiceAccount admission plugin needs it before it admits a pod.
+	client, err := r.adminHTTP()
+	if err != nil {
+		return err
+	}
+	url := fmt.Sprintf("https://127.0.0.1:%d/api/v1/namespaces/default/serviceaccounts/default", r.apiPort)
+	if err := c.waitReady(60*time.Second, func() error { return httpOK(client, url) }); err != nil {
+		c.stop(5 * time.Second)
+		return err
+	}
+	r.kcm = c
+	return nil
+}
+
+func (r *rig) startRegistry() (string, error) {
+	var addr string
+	err := retryPorts(func() error {
+		port, err := freePort()
+		if err != nil {
+			return err
+		}
+		addr = fmt.Sprintf("127.0.0.1:%d", port)
+		cfg := r.l.p("registry.yml")
+		conf := fmt.Sprintf(`version: 0.1
+log: {level: warn}
+storage:
+  filesystem: {rootdirectory: %s}
+  delete: {enabled: true}
+http:
+  addr: %s
+`, r.l.p("registry"), addr)
+		if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
+			return err
+		}
+		c, err := startComponent(r.l.logs(), "registry", r.bins.registry, []string{"serve", cfg}, nil)
+		if err != nil {
+			return err
+		}
+		url := "http://" + addr + "/v2/"
+		if err := c.waitReady(30*time.Second, func() error { return httpOK(http.DefaultClient, url) }); err != nil {
+			c.stop(5 * time.Second)
+			return err
+		}
+		r.reg = c
+		return nil
+	})
+	return addr, err
+}
+
+// stop tears everything down, pods first, and removes the bulky data; the
+// logs stay.
+func (r *rig) stop() {
+	if r.kubelet != nil {
+		r.kubelet.shutdown()
+	}
+	if r.cancel != nil {
+		r.cancel()
+	}
+	r.kcm.stop(5 * time.Second)
+	r.reg.stop(5 * time.Second)
+	r.api.stop(10 * time.Second)
+	r.etcd.stop(10 * time.Second)
+	os.Remove(r.l.readyFile())
+	os.Remove(r.l.pidFile())
+	for _, d := range []string{"etcd", "pods", "images", "registry"} {
+		os.RemoveAll(r.l.p(d))
+	}
+	fmt.Println("rig: stopped")
+}
+
+// cmdUser writes a kubeconfig for a user (no rights until RBAC grants them).
+func cmdUser(args []string) error {
+	fs := flag.NewFlagSet("user", flag.ExitOnError)
+	dir := fs.String("dir", "", "the rig's private directory")
+	name := fs.String("name", "", "user name (the certificate's CN)")
+	var groups multiFlag
+	fs.Var(&groups, "group", "a group (the certificate's O); repeatable")
+	_ = fs.Parse(args)
+	if *dir == "" || *name == "" {
+		return errors.New("user: --dir and --name are required")
+	}
+	l := layout{*dir}
+	p, err := loadPKI(l.pki())
+	if err != nil {
+		return err
+	}
+	file := "user-" + *name
+	if err := p.issue(file, *name, groups, false, nil, nil); err != nil {
+		return err
+	}
+	b, err := os.ReadFile(l.p("env"))
+	if err != nil {
+		return fmt.Errorf("user: the rig in %s is not up: %v", *dir, err)
+	}
+	server := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "export CAPTF_RIG_SERVER="); ok {
+			server, _ = strconv.Unquote(v)
+		}
+	}
+	kc, err := kubeconfig(p, server, file)
+	if err != nil {
+		return err
+	}
+	out := l.p("users", *name+".kubeconfig")
+	if err := os.MkdirAll(filepath.Dir(out), 0o700); err != nil {
+		return err
+	}
+	if err := os.WriteFile(out, []byte(kc), 0o600); err != nil {
+		return err
+	}
+	fmt.Println(out)
+	return nil
+}
+
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }

@@ -1,0 +1,262 @@
+// Proves the e2e tier of the rig: Jobs whose pods come from images in the
+// local registry, run by the process kubelet under bubblewrap, with the real
+// Job controller and garbage collector, and real OpenTofu keeping its state
+// in Secrets through the kubernetes backend in in-cluster mode.
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "test/rig/fixture.h"
+
+namespace captf::rig {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+class RigE2eTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    env_ = &shared(Tier::kE2e);
+    root_ = fs::path(env_->dir) / "test-images" /
+            ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    fs::create_directories(root_);
+  }
+
+  // Makes a rootfs directory with the given files (source path → path in the image).
+  std::string rootfs(const std::string& name, const std::map<std::string, std::string>& files) {
+    fs::path dir = root_ / name;
+    fs::create_directories(dir / "etc");
+    for (const auto& [src, dest] : files) {
+      fs::path target = dir / fs::path(dest).relative_path();
+      fs::create_directories(target.parent_path());
+      fs::copy_file(src, target, fs::copy_options::overwrite_existing);
+    }
+    return dir.string();
+  }
+
+  void writeFile(const fs::path& path, const std::string& content) {
+    fs::create_directories(path.parent_path());
+    std::ofstream(path) << content;
+  }
+
+  std::string get(const std::vector<std::string>& args) {
+    CommandResult r = kubectl(*env_, args);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return r.output;
+  }
+
+  void apply(const std::string& manifest) {
+    CommandResult r = kubectl(*env_, {"apply", "-f", "-"}, manifest);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+
+  void waitComplete(const std::string& ns, const std::string& job) {
+    CommandResult r = kubectl(*env_, {"-n", ns, "wait", "--for=condition=Complete",
+                                      "--timeout=180s", "job/" + job});
+    ASSERT_EQ(r.exit_code, 0) << r.output << "\n"
+                              << get({"-n", ns, "get", "pods", "-o", "yaml"});
+  }
+
+  std::string podOf(const std::string& ns, const std::string& job) {
+    return get({"-n", ns, "get", "pods", "-l", "job-name=" + job, "-o",
+                "jsonpath={.items[0].metadata.name}"});
+  }
+
+  const Env* env_ = nullptr;
+  fs::path root_;
+};
+
+TEST_F(RigE2eTest, JobCopiesAStaticBinaryInAnInitContainerAndRunsIt) {
+  const std::string hello =
+      pushImage(*env_, rootfs("hello", {{CAPTF_RIG_HELLO, "/hello"}}), "rig/hello", "v1");
+  const std::string empty = pushImage(*env_, rootfs("empty", {}), "rig/empty", "v1");
+  ASSERT_FALSE(hello.empty());
+  ASSERT_FALSE(empty.empty());
+  apply(R"(
+apiVersion: v1
+kind: Namespace
+metadata: {name: e2e-hello}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: hello, namespace: e2e-hello}
+spec:
+  backoffLimit: 0
+  template:
+    spec:
+      restartPolicy: Never
+      volumes: [{name: bin, emptyDir: {}}]
+      initContainers:
+      - name: copy
+        image: )" + hello + R"(
+        command: [/hello, copy, /captf/bin/hello]
+        volumeMounts: [{name: bin, mountPath: /captf/bin}]
+      containers:
+      - name: main
+        image: )" + empty + R"(
+        command: [/captf/bin/hello, run]
+        volumeMounts: [{name: bin, mountPath: /captf/bin}]
+)");
+  waitComplete("e2e-hello", "hello");
+  const std::string pod = podOf("e2e-hello", "hello");
+  EXPECT_EQ(get({"-n", "e2e-hello", "get", "pod", pod, "-o",
+                 "jsonpath={.status.containerStatuses[0].state.terminated.message}"}),
+            "hello from " + pod);
+  EXPECT_EQ(get({"-n", "e2e-hello", "get", "pod", pod, "-o", "jsonpath={.status.phase}"}),
+            "Succeeded");
+  EXPECT_THAT(podLog(*env_, "e2e-hello", pod, "main"), HasSubstr("hello ran"));
+
+  // Background propagation: the Job goes at once, the garbage collector then
+  // deletes its pod and the kubelet finishes that deletion.
+  CommandResult r = kubectl(*env_, {"-n", "e2e-hello", "delete", "job", "hello",
+                                    "--cascade=background", "--wait=true"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::string left;
+  for (int i = 0; i < 300; ++i) {
+    left = get({"-n", "e2e-hello", "get", "pods", "-o", "name"});
+    if (left.empty()) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  EXPECT_EQ(left, "") << "pods left behind after the Job was deleted";
+}
+
+TEST_F(RigE2eTest, FailingContainerReportsItsExitCodeAndMessage) {
+  const std::string hello =
+      pushImage(*env_, rootfs("hello", {{CAPTF_RIG_HELLO, "/hello"}}), "rig/hello", "v1");
+  apply(R"(
+apiVersion: v1
+kind: Namespace
+metadata: {name: e2e-fail}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: fail, namespace: e2e-fail}
+spec:
+  backoffLimit: 0
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: main
+        image: )" + hello + R"(
+        command: [/hello, run, "3"]
+)");
+  CommandResult r = kubectl(*env_, {"-n", "e2e-fail", "wait", "--for=condition=Failed",
+                                    "--timeout=180s", "job/fail"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string pod = podOf("e2e-fail", "fail");
+  EXPECT_EQ(get({"-n", "e2e-fail", "get", "pod", pod, "-o",
+                 "jsonpath={.status.containerStatuses[0].state.terminated.exitCode}"}),
+            "3");
+  EXPECT_EQ(get({"-n", "e2e-fail", "get", "pod", pod, "-o",
+                 "jsonpath={.status.containerStatuses[0].state.terminated.message}"}),
+            "hello from " + pod);
+}
+
+TEST_F(RigE2eTest, TofuInAJobKeepsItsStateInASecretThroughTheKubernetesBackend) {
+  ASSERT_FALSE(env_->tofu.empty());
+  const std::string dir = rootfs("tofu", {{env_->tofu, "/usr/local/bin/tofu"}});
+  writeFile(fs::path(dir) / "module/main.tf", R"(
+terraform {
+  backend "kubernetes" {
+    secret_suffix     = "rigtest"
+    namespace         = "e2e-tofu"
+    in_cluster_config = true
+  }
+}
+resource "terraform_data" "greeting" {
+  input = "hello, rig"
+}
+output "greeting" {
+  value = terraform_data.greeting.output
+}
+)");
+  const std::string image = pushImage(*env_, dir, "rig/tofu", "v1");
+  ASSERT_FALSE(image.empty());
+  // The least privilege the kubernetes backend needs (spec/test-rig.md §6.2).
+  apply(R"(
+apiVersion: v1
+kind: Namespace
+metadata: {name: e2e-tofu}
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: tofu, namespace: e2e-tofu}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: tofu-state, namespace: e2e-tofu}
+rules:
+- {apiGroups: [""], resources: [secrets], verbs: [get, list, create, update, delete]}
+- {apiGroups: [coordination.k8s.io], resources: [leases], verbs: [get, create, update, delete]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: tofu-state, namespace: e2e-tofu}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: tofu-state}
+subjects: [{kind: ServiceAccount, name: tofu, namespace: e2e-tofu}]
+)");
+  auto job = [&](const std::string& name, const std::string& args) {
+    return R"(
+apiVersion: batch/v1
+kind: Job
+metadata: {name: )" + name + R"(, namespace: e2e-tofu}
+spec:
+  backoffLimit: 0
+  template:
+    spec:
+      restartPolicy: Never
+      serviceAccountName: tofu
+      volumes: [{name: data, emptyDir: {}}]
+      initContainers:
+      - &c
+        name: init
+        image: )" + image + R"(
+        command: [/usr/local/bin/tofu]
+        args: [init, -input=false]
+        workingDir: /module
+        env:
+        - {name: TF_DATA_DIR, value: /data/tf}
+        - {name: TF_IN_AUTOMATION, value: "1"}
+        - {name: HOME, value: /tmp}
+        volumeMounts: [{name: data, mountPath: /data}]
+      containers:
+      - <<: *c
+        name: main
+        args: )" + args + R"(
+)";
+  };
+  apply(job("apply", "[apply, -auto-approve, -input=false]"));
+  waitComplete("e2e-tofu", "apply");
+
+  EXPECT_EQ(get({"-n", "e2e-tofu", "get", "secret", "tfstate-default-rigtest", "-o",
+                 "jsonpath={.metadata.labels.tfstate}"}),
+            "true");
+  CommandResult state = run({"sh", "-c",
+                             env_->kubectl + " --kubeconfig " + env_->kubeconfig +
+                                 " -n e2e-tofu get secret tfstate-default-rigtest"
+                                 " -o jsonpath='{.data.tfstate}' | base64 -d | gunzip"});
+  ASSERT_EQ(state.exit_code, 0) << state.output;
+  EXPECT_THAT(state.output, HasSubstr(R"("type":"terraform_data")"));
+  EXPECT_THAT(state.output, HasSubstr("hello, rig"));
+  // The lock Lease exists and is released.
+  EXPECT_EQ(get({"-n", "e2e-tofu", "get", "lease", "lock-tfstate-default-rigtest", "-o",
+                 "jsonpath={.spec.holderIdentity}"}),
+            "");
+
+  // A second Job reads the output back from the stored state.
+  apply(job("output", "[output, -raw, greeting]"));
+  waitComplete("e2e-tofu", "output");
+  EXPECT_EQ(podLog(*env_, "e2e-tofu", podOf("e2e-tofu", "output"), "main"), "hello, rig");
+}
+
+}  // namespace
+}  // namespace captf::rig
