@@ -11,8 +11,8 @@ stage() { printf '== %s (%ds)\n' "$1" "$(( $(date +%s) - start ))"; }
 
 stage "bootstrap: Debian packages"
 bash scripts/bootstrap.sh
-stage "rig: etcd, kube-apiserver, kube-controller-manager, kubectl, tofu"
-test/rig/rig build e2e
+stage "rig: etcd, kube-apiserver, kube-controller-manager, kubectl, tofu, cluster-api"
+test/rig/rig build capi
 stage "build: cmake --preset dev"
 cmake --preset dev >/dev/null
 cmake --build --preset dev

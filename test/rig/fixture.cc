@@ -99,7 +99,9 @@ const Env& shared(Tier tier) {
     }
     rig.tier = tier;
     rig.env.dir = tmpl;
-    const char* tier_name = tier == Tier::kE2e ? "e2e" : "integration";
+    const char* tier_name = tier == Tier::kCapi  ? "capi"
+                            : tier == Tier::kE2e ? "e2e"
+                                                 : "integration";
     CommandResult up = run({rigCommand(), "up", "--dir", tmpl, "--tier", tier_name, "--owner-pid",
                             std::to_string(getpid())});
     if (up.exit_code != 0) {
@@ -115,9 +117,10 @@ const Env& shared(Tier tier) {
     rig.env.kubectl = rig.env.vars["CAPTF_RIG_KUBECTL"];
     rig.env.tofu = rig.env.vars["CAPTF_RIG_TOFU"];
     rig.env.registry = rig.env.vars["CAPTF_RIG_REGISTRY"];
+    rig.env.clusterctl = rig.env.vars["CAPTF_RIG_CLUSTERCTL"];
   });
-  if (tier == Tier::kE2e && rig.tier != Tier::kE2e) {
-    std::fprintf(stderr, "rig: this binary started an integration rig and then asked for e2e\n");
+  if (static_cast<int>(tier) > static_cast<int>(rig.tier)) {
+    std::fprintf(stderr, "rig: this binary started a lower tier and then asked for a higher one\n");
     std::exit(1);
   }
   return rig.env;

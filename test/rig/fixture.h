@@ -12,10 +12,11 @@
 
 namespace captf::rig {
 
-// What a test needs running. kE2e includes everything kIntegration has.
+// What a test needs running. Each tier includes everything of the ones before.
 enum class Tier {
   kIntegration,  // etcd + kube-apiserver (RBAC on)
   kE2e,          // + kube-controller-manager, the process kubelet, the OCI registry, tofu
+  kCapi,         // + Cluster API's core manager (CRDs, webhooks) and clusterctl
 };
 
 struct Env {
@@ -26,6 +27,7 @@ struct Env {
   std::string kubectl;     // path of the rig's kubectl
   std::string tofu;        // path of the rig's tofu (kE2e)
   std::string registry;    // host:port of the local OCI registry (kE2e)
+  std::string clusterctl;  // path of clusterctl (kCapi)
   std::map<std::string, std::string> vars;  // every export of DIR/env
 };
 

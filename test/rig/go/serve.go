@@ -55,15 +55,15 @@ func binariesFromEnv() binaries {
 func cmdUp(args []string) error {
 	fs := flag.NewFlagSet("up", flag.ExitOnError)
 	dir := fs.String("dir", "", "the rig's private directory")
-	tier := fs.String("tier", "e2e", "integration (etcd + apiserver) or e2e (everything)")
+	tier := fs.String("tier", "e2e", "integration (etcd + apiserver), e2e (+ controller manager, kubelet, registry) or capi (+ Cluster API)")
 	owner := fs.Int("owner-pid", 0, "tear down when this process exits")
 	timeout := fs.Duration("timeout", 3*time.Minute, "how long to wait for readiness")
 	_ = fs.Parse(args)
 	if *dir == "" {
 		return errors.New("up: --dir is required")
 	}
-	if *tier != "integration" && *tier != "e2e" {
-		return fmt.Errorf("up: --tier must be integration or e2e, not %q", *tier)
+	if *tier != "integration" && *tier != "e2e" && *tier != "capi" {
+		return fmt.Errorf("up: --tier must be integration, e2e or capi, not %q", *tier)
 	}
 	abs, err := filepath.Abs(*dir)
 	if err != nil {
@@ -184,6 +184,7 @@ type rig struct {
 	api     *component
 	kcm     *component
 	reg     *component
+	capi    *component
 	apiPort int
 	apiArgs []string
 	cancel  context.CancelFunc
@@ -202,7 +203,7 @@ func cmdServe(args []string) error {
 	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1)
-	err := r.start(*tier == "e2e")
+	err := r.start(*tier)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "rig: %v\n", err)
 		_ = os.WriteFile(r.l.failedFile(), []byte(err.Error()+"\n"), 0o644)
@@ -236,7 +237,7 @@ func cmdServe(args []string) error {
 }
 
 // start brings the components up in dependency order.
-func (r *rig) start(e2e bool) error {
+func (r *rig) start(tier string) error {
 	var err error
 	if r.pki, err = newPKI(r.l.pki()); err != nil {
 		return fmt.Errorf("cannot create the PKI in %s: %v", r.l.pki(), err)
@@ -258,7 +259,7 @@ func (r *rig) start(e2e bool) error {
 		"CAPTF_RIG_KUBECTL": r.bins.kubectl,
 		"CAPTF_RIG_TIER":    "integration",
 	}
-	if e2e {
+	if tier != "integration" {
 		if err := r.startKCM(); err != nil {
 			return err
 		}
@@ -275,6 +276,15 @@ func (r *rig) start(e2e bool) error {
 		env["CAPTF_RIG_REGISTRY"] = regAddr
 		env["CAPTF_RIG_TOFU"] = r.bins.tofu
 		env["CAPTF_RIG_TIER"] = "e2e"
+	}
+	if tier == "capi" {
+		clusterctl, err := r.startCAPI()
+		if err != nil {
+			return err
+		}
+		env["CAPTF_RIG_CLUSTERCTL"] = clusterctl
+		env["CAPTF_RIG_CAPI_SRC"] = os.Getenv("RIG_CAPI_SRC")
+		env["CAPTF_RIG_TIER"] = "capi"
 	}
 	return writeEnv(r.l.p("env"), env)
 }
@@ -406,6 +416,8 @@ func (r *rig) adminHTTP() (*http.Client, error) {
 	}}, nil
 }
 
+var httpPlain = &http.Client{Timeout: 5 * time.Second}
+
 func httpOK(c *http.Client, url string) error {
 	resp, err := c.Get(url)
 	if err != nil {
@@ -532,6 +544,7 @@ func (r *rig) stop() {
 	if r.cancel != nil {
 		r.cancel()
 	}
+	r.capi.stop(5 * time.Second)
 	r.kcm.stop(5 * time.Second)
 	r.reg.stop(5 * time.Second)
 	r.api.stop(10 * time.Second)
