@@ -5,7 +5,7 @@ set -euo pipefail
 PKGS=(
   # toolchain
   g++ cmake ninja-build pkg-config git ca-certificates openssl curl
-  clang-format clang-tidy
+  clang-format-16 clang-tidy
   # libraries named by the design brief, and where it is silent (docs/decisions/0001-libraries.md)
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   nlohmann-json3-dev libgit2-dev libspdlog-dev libfmt-dev libssl-dev
@@ -14,11 +14,17 @@ PKGS=(
   # the rig: sandboxed pods and a local OCI registry
   bubblewrap docker-registry
 )
+# .clang-format uses InsertBraces (clang-format >= 15); bookworm's default is 14.
+link_clang_format() {
+  [ "$(readlink -f /usr/local/bin/clang-format 2>/dev/null)" = /usr/bin/clang-format-16 ] && return 0
+  [ -x /usr/bin/clang-format-16 ] && ln -sf /usr/bin/clang-format-16 /usr/local/bin/clang-format
+}
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
+  link_clang_format
   echo "bootstrap: all ${#PKGS[@]} packages present"
   exit 0
 fi
@@ -29,4 +35,5 @@ $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 # The packaged registry starts a system service we do not use: the rig runs its own.
 if command -v systemctl >/dev/null 2>&1; then $SUDO systemctl disable --now docker-registry >/dev/null 2>&1 || true; fi
+link_clang_format
 echo "bootstrap: done"

@@ -1,9 +1,5 @@
 #include "test/rig/fixture.h"
 
-#include <fcntl.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <array>
 #include <cerrno>
 #include <cstdio>
@@ -15,7 +11,10 @@
 #include <sstream>
 #include <thread>
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 extern char** environ;
 
@@ -27,7 +26,9 @@ std::string sourceDir() {
   return dir != nullptr ? dir : ".";
 }
 
-std::string rigCommand() { return sourceDir() + "/test/rig/rig"; }
+std::string rigCommand() {
+  return sourceDir() + "/test/rig/rig";
+}
 
 std::string trim(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) {
@@ -69,7 +70,8 @@ struct SharedRig {
 };
 
 SharedRig& sharedRig() {
-  static SharedRig rig;  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables): one per test binary
+  static SharedRig
+      rig; // NOLINT(cppcoreguidelines-avoid-non-const-global-variables): one per test binary
   return rig;
 }
 
@@ -87,7 +89,7 @@ void stopRig() {
   }
 }
 
-}  // namespace
+} // namespace
 
 const Env& shared(Tier tier) {
   SharedRig& rig = sharedRig();
@@ -253,4 +255,4 @@ std::string podLog(const Env& env, const std::string& ns, const std::string& pod
   return "";
 }
 
-}  // namespace captf::rig
+} // namespace captf::rig

@@ -14,21 +14,21 @@ namespace captf::rig {
 
 // What a test needs running. Each tier includes everything of the ones before.
 enum class Tier {
-  kIntegration,  // etcd + kube-apiserver (RBAC on)
-  kE2e,          // + kube-controller-manager, the process kubelet, the OCI registry, tofu
-  kCapi,         // + Cluster API's core manager (CRDs, webhooks) and clusterctl
+  kIntegration, // etcd + kube-apiserver (RBAC on)
+  kE2e,         // + kube-controller-manager, the process kubelet, the OCI registry, tofu
+  kCapi,        // + Cluster API's core manager (CRDs, webhooks) and clusterctl
 };
 
 struct Env {
-  std::string dir;         // the rig's private directory
-  std::string kubeconfig;  // admin user (group system:masters)
-  std::string server;      // https://127.0.0.1:PORT
-  std::string ca_file;     // the API server's serving CA (PEM)
-  std::string kubectl;     // path of the rig's kubectl
-  std::string tofu;        // path of the rig's tofu (kE2e)
-  std::string registry;    // host:port of the local OCI registry (kE2e)
-  std::string clusterctl;  // path of clusterctl (kCapi)
-  std::map<std::string, std::string> vars;  // every export of DIR/env
+  std::string dir;                         // the rig's private directory
+  std::string kubeconfig;                  // admin user (group system:masters)
+  std::string server;                      // https://127.0.0.1:PORT
+  std::string ca_file;                     // the API server's serving CA (PEM)
+  std::string kubectl;                     // path of the rig's kubectl
+  std::string tofu;                        // path of the rig's tofu (kE2e)
+  std::string registry;                    // host:port of the local OCI registry (kE2e)
+  std::string clusterctl;                  // path of clusterctl (kCapi)
+  std::map<std::string, std::string> vars; // every export of DIR/env
 };
 
 // Starts the rig shared by this binary (once) and returns it. Exits the binary
@@ -38,7 +38,7 @@ const Env& shared(Tier tier);
 
 struct CommandResult {
   int exit_code = -1;
-  std::string output;  // stdout and stderr, interleaved
+  std::string output; // stdout and stderr, interleaved
 };
 
 // Runs argv (no shell) with optional standard input and extra environment.
@@ -65,4 +65,4 @@ std::string pushImage(const Env& env, const std::string& rootfs, const std::stri
 std::string podLog(const Env& env, const std::string& ns, const std::string& pod,
                    const std::string& container);
 
-}  // namespace captf::rig
+} // namespace captf::rig

@@ -1,13 +1,13 @@
 // A static test program for e2e Jobs (see test/rig/CMakeLists.txt).
 //   hello copy DEST   copy this executable to DEST (mode 0755)
 //   hello run [CODE]  write "hello from $HOSTNAME" to /dev/termination-log, exit CODE
-#include <sys/stat.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
+
+#include <sys/stat.h>
 
 int main(int argc, char** argv) {
   if (argc >= 3 && std::strcmp(argv[1], "copy") == 0) {

@@ -65,7 +65,8 @@ spec:
   // The Cluster controller reconciles it: it waits for its infrastructure.
   std::string phase;
   for (int i = 0; i < 300 && phase.empty(); ++i) {
-    r = kubectl(env, {"-n", "capi-smoke", "get", "cluster", "c1", "-o", "jsonpath={.status.phase}"});
+    r = kubectl(env,
+                {"-n", "capi-smoke", "get", "cluster", "c1", "-o", "jsonpath={.status.phase}"});
     phase = r.output;
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
@@ -82,5 +83,5 @@ spec:
   EXPECT_THAT(r.output, EndsWith("\ninfrastructure.cluster.x-k8s.io/v1alpha1"));
 }
 
-}  // namespace
-}  // namespace captf::rig
+} // namespace
+} // namespace captf::rig

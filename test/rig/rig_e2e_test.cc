@@ -20,7 +20,7 @@ namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
 class RigE2eTest : public ::testing::Test {
- protected:
+protected:
   void SetUp() override {
     env_ = &shared(Tier::kE2e);
     root_ = fs::path(env_->dir) / "test-images" /
@@ -57,10 +57,9 @@ class RigE2eTest : public ::testing::Test {
   }
 
   void waitComplete(const std::string& ns, const std::string& job) {
-    CommandResult r = kubectl(*env_, {"-n", ns, "wait", "--for=condition=Complete",
-                                      "--timeout=180s", "job/" + job});
-    ASSERT_EQ(r.exit_code, 0) << r.output << "\n"
-                              << get({"-n", ns, "get", "pods", "-o", "yaml"});
+    CommandResult r = kubectl(
+        *env_, {"-n", ns, "wait", "--for=condition=Complete", "--timeout=180s", "job/" + job});
+    ASSERT_EQ(r.exit_code, 0) << r.output << "\n" << get({"-n", ns, "get", "pods", "-o", "yaml"});
   }
 
   std::string podOf(const std::string& ns, const std::string& job) {
@@ -94,12 +93,14 @@ spec:
       volumes: [{name: bin, emptyDir: {}}]
       initContainers:
       - name: copy
-        image: )" + hello + R"(
+        image: )" +
+        hello + R"(
         command: [/hello, copy, /captf/bin/hello]
         volumeMounts: [{name: bin, mountPath: /captf/bin}]
       containers:
       - name: main
-        image: )" + empty + R"(
+        image: )" +
+        empty + R"(
         command: [/captf/bin/hello, run]
         volumeMounts: [{name: bin, mountPath: /captf/bin}]
 )");
@@ -114,8 +115,8 @@ spec:
 
   // Background propagation: the Job goes at once, the garbage collector then
   // deletes its pod and the kubelet finishes that deletion.
-  CommandResult r = kubectl(*env_, {"-n", "e2e-hello", "delete", "job", "hello",
-                                    "--cascade=background", "--wait=true"});
+  CommandResult r = kubectl(
+      *env_, {"-n", "e2e-hello", "delete", "job", "hello", "--cascade=background", "--wait=true"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::string left;
   for (int i = 0; i < 300; ++i) {
@@ -146,11 +147,12 @@ spec:
       restartPolicy: Never
       containers:
       - name: main
-        image: )" + hello + R"(
+        image: )" +
+        hello + R"(
         command: [/hello, run, "3"]
 )");
-  CommandResult r = kubectl(*env_, {"-n", "e2e-fail", "wait", "--for=condition=Failed",
-                                    "--timeout=180s", "job/fail"});
+  CommandResult r = kubectl(
+      *env_, {"-n", "e2e-fail", "wait", "--for=condition=Failed", "--timeout=180s", "job/fail"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string pod = podOf("e2e-fail", "fail");
   EXPECT_EQ(get({"-n", "e2e-fail", "get", "pod", pod, "-o",
@@ -208,7 +210,8 @@ subjects: [{kind: ServiceAccount, name: tofu, namespace: e2e-tofu}]
     return R"(
 apiVersion: batch/v1
 kind: Job
-metadata: {name: )" + name + R"(, namespace: e2e-tofu}
+metadata: {name: )" +
+           name + R"(, namespace: e2e-tofu}
 spec:
   backoffLimit: 0
   template:
@@ -219,7 +222,8 @@ spec:
       initContainers:
       - &c
         name: init
-        image: )" + image + R"(
+        image: )" +
+           image + R"(
         command: [/usr/local/bin/tofu]
         args: [init, -input=false]
         workingDir: /module
@@ -231,7 +235,8 @@ spec:
       containers:
       - <<: *c
         name: main
-        args: )" + args + R"(
+        args: )" +
+           args + R"(
 )";
   };
   apply(job("apply", "[apply, -auto-approve, -input=false]"));
@@ -258,5 +263,5 @@ spec:
   EXPECT_EQ(podLog(*env_, "e2e-tofu", podOf("e2e-tofu", "output"), "main"), "hello, rig");
 }
 
-}  // namespace
-}  // namespace captf::rig
+} // namespace
+} // namespace captf::rig

@@ -40,7 +40,7 @@ spec:
 )";
 
 class RigIntegrationTest : public ::testing::Test {
- protected:
+protected:
   void SetUp() override { env_ = &shared(Tier::kIntegration); }
 
   void installCrd() {
@@ -96,7 +96,8 @@ TEST_F(RigIntegrationTest, CustomResourceLifecycleThroughTheApiServer) {
   // A watch from before the create replays the three changes in order.
   r = kubectl(*env_, {"get", "--raw",
                       "/apis/rig.captf.io/v1/namespaces/default/widgets?watch=1&timeoutSeconds=2"
-                      "&resourceVersion=" + rv});
+                      "&resourceVersion=" +
+                          rv});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const size_t added = r.output.find(R"("type":"ADDED")");
   const size_t modified = r.output.find(R"("type":"MODIFIED")");
@@ -144,5 +145,5 @@ TEST_F(RigIntegrationTest, RbacRefusesAUserWithoutRights) {
   EXPECT_THAT(kubectl(*env_, {"get", "widget", "w2"}).output, Not(HasSubstr("NotFound")));
 }
 
-}  // namespace
-}  // namespace captf::rig
+} // namespace
+} // namespace captf::rig

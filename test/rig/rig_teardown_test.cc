@@ -1,9 +1,5 @@
 // The rig never leaves processes behind: not when its owner dies, not when
 // the supervisor itself is killed. Each test runs a private rig.
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +10,9 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "test/rig/fixture.h"
 
@@ -23,7 +22,9 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-std::string rigCommand() { return std::string(std::getenv("CAPTF_SOURCE_DIR")) + "/test/rig/rig"; }
+std::string rigCommand() {
+  return std::string(std::getenv("CAPTF_SOURCE_DIR")) + "/test/rig/rig";
+}
 
 int parentOf(int pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
@@ -63,7 +64,9 @@ std::set<int> descendants(int root) {
   return found;
 }
 
-bool alive(int pid) { return kill(pid, 0) == 0; }
+bool alive(int pid) {
+  return kill(pid, 0) == 0;
+}
 
 bool allGone(const std::set<int>& pids, std::chrono::seconds within) {
   auto deadline = std::chrono::steady_clock::now() + within;
@@ -81,7 +84,7 @@ bool allGone(const std::set<int>& pids, std::chrono::seconds within) {
 }
 
 class RigTeardownTest : public ::testing::Test {
- protected:
+protected:
   void SetUp() override {
     std::string tmpl = (fs::temp_directory_path() / "captf-rig-teardown-XXXXXX").string();
     ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
@@ -109,8 +112,8 @@ TEST_F(RigTeardownTest, StopsEverythingWhenItsOwnerExits) {
     _exit(0);
   }
   ASSERT_GT(owner, 0);
-  CommandResult up = run({rigCommand(), "up", "--dir", dir_, "--tier", "integration",
-                          "--owner-pid", std::to_string(owner)});
+  CommandResult up = run({rigCommand(), "up", "--dir", dir_, "--tier", "integration", "--owner-pid",
+                          std::to_string(owner)});
   ASSERT_EQ(up.exit_code, 0) << up.output;
   const int supervisor = supervisorPid();
   std::set<int> pids = descendants(supervisor);
@@ -139,5 +142,5 @@ TEST_F(RigTeardownTest, KillingTheSupervisorTakesItsComponentsWithIt) {
   EXPECT_TRUE(allGone(pids, std::chrono::seconds(10)));
 }
 
-}  // namespace
-}  // namespace captf::rig
+} // namespace
+} // namespace captf::rig
