@@ -1,5 +1,5 @@
 # Every library comes from Debian's packages (scripts/bootstrap.sh);
-# docs/decisions/0001-libraries.md says why each was chosen.
+# docs/decisions/build-libraries.md says why each was chosen.
 find_package(Threads REQUIRED)
 find_package(OpenSSL REQUIRED)
 find_package(nlohmann_json 3.11 REQUIRED)
@@ -8,6 +8,7 @@ find_package(spdlog REQUIRED)
 find_package(fmt REQUIRED)
 find_package(ZLIB REQUIRED)
 find_package(Protobuf REQUIRED)
+find_package(gRPC CONFIG REQUIRED)
 find_package(Boost 1.74 REQUIRED)
 find_package(CLI11 QUIET)
 if(CAPTF_BUILD_TESTS)
