@@ -1,0 +1,113 @@
+#pragma once
+
+// Group, version and the well-known keys of spec/captf-core.md §6. Every
+// other folder takes these names from here.
+
+#include <string_view>
+
+namespace captf::api {
+
+inline constexpr std::string_view kGroup = "infrastructure.cluster.x-k8s.io";
+inline constexpr std::string_view kVersion = "v1alpha1";
+inline constexpr std::string_view kGroupVersion = "infrastructure.cluster.x-k8s.io/v1alpha1";
+
+inline constexpr std::string_view kKindTerraformCluster = "TerraformCluster";
+inline constexpr std::string_view kKindTerraformMachine = "TerraformMachine";
+inline constexpr std::string_view kKindTerraformMachinePool = "TerraformMachinePool";
+inline constexpr std::string_view kKindTerraformClusterTemplate = "TerraformClusterTemplate";
+inline constexpr std::string_view kKindTerraformMachineTemplate = "TerraformMachineTemplate";
+inline constexpr std::string_view kKindTerraformMachinePoolTemplate =
+    "TerraformMachinePoolTemplate";
+inline constexpr std::string_view kKindTerraformClusterIdentity = "TerraformClusterIdentity";
+
+// §6.1 user-facing keys.
+inline constexpr std::string_view kAnnotationApproveDestructivePlan =
+    "captf.io/approve-destructive-plan";
+inline constexpr std::string_view kAnnotationApprovePlan = "captf.io/approve-plan";
+inline constexpr std::string_view kAnnotationRestoreState = "captf.io/restore-state";
+inline constexpr std::string_view kLabelVariables = "captf.io/variables";
+inline constexpr std::string_view kLabelRunner = "captf.io/runner";
+
+// §6.2 internal keys.
+inline constexpr std::string_view kLabelManaged = "captf.io/managed";
+inline constexpr std::string_view kLabelOwnerKind =
+    "captf.infrastructure.cluster.x-k8s.io/owner-kind";
+inline constexpr std::string_view kLabelOwnerName =
+    "captf.infrastructure.cluster.x-k8s.io/owner-name";
+inline constexpr std::string_view kAnnotationInputsHash = "captf.io/inputs-hash";
+inline constexpr std::string_view kLabelStateBackup = "captf.io/state-backup";
+inline constexpr std::string_view kLabelStateBackupSuffix = "captf.io/state-backup-suffix";
+inline constexpr std::string_view kAnnotationStateBackupSerial = "captf.io/state-backup-serial";
+inline constexpr std::string_view kAnnotationStateBackupLineage = "captf.io/state-backup-lineage";
+inline constexpr std::string_view kAnnotationStateBackupTakenAt = "captf.io/state-backup-taken-at";
+inline constexpr std::string_view kAnnotationStateBackupSourceJob =
+    "captf.io/state-backup-source-job";
+inline constexpr std::string_view kAnnotationStateBackupDigest = "captf.io/state-backup-digest";
+inline constexpr std::string_view kAnnotationStateBackupResources =
+    "captf.io/state-backup-resources";
+inline constexpr std::string_view kAnnotationStateBackupSet = "captf.io/state-backup-set";
+inline constexpr std::string_view kAnnotationStateBackupChunk = "captf.io/state-backup-chunk";
+inline constexpr std::string_view kAnnotationStateBackupChunks = "captf.io/state-backup-chunks";
+inline constexpr std::string_view kLabelLease = "captf.io/lease";
+inline constexpr std::string_view kAnnotationLeaseOp = "captf.io/lease-op";
+inline constexpr std::string_view kAnnotationLeaseAcquiredAt = "captf.io/lease-acquired-at";
+inline constexpr std::string_view kLabelMirrored = "captf.io/mirrored";
+inline constexpr std::string_view kAnnotationSourceHash = "captf.io/source-hash";
+inline constexpr std::string_view kAnnotationBookkept = "captf.io/bookkept";
+inline constexpr std::string_view kAnnotationInterrupted = "captf.io/interrupted";
+inline constexpr std::string_view kAnnotationDriftRemediation = "captf.io/drift-remediation";
+inline constexpr std::string_view kAnnotationDestructivePlanBlocked =
+    "captf.io/destructive-plan-blocked";
+inline constexpr std::string_view kAnnotationPlanChanged = "captf.io/plan-changed";
+inline constexpr std::string_view kAnnotationPlanUnreadable = "captf.io/plan-unreadable";
+inline constexpr std::string_view kAnnotationApprovedPlan = "captf.io/approved-plan";
+inline constexpr std::string_view kAnnotationRestoreSerial = "captf.io/restore-serial";
+inline constexpr std::string_view kLabelOp = "captf.infrastructure.cluster.x-k8s.io/op";
+inline constexpr std::string_view kLabelAttempt = "captf.infrastructure.cluster.x-k8s.io/attempt";
+inline constexpr std::string_view kAnnotationEndpointSource = "captf.io/endpoint-source";
+inline constexpr std::string_view kAnnotationRemediationRequested =
+    "captf.io/remediation-requested";
+inline constexpr std::string_view kAnnotationImage = "captf.io/image";
+inline constexpr std::string_view kAnnotationImageDigest = "captf.io/image-digest";
+inline constexpr std::string_view kAnnotationIdentity = "captf.io/identity";
+
+// §6.3 finalizers.
+inline constexpr std::string_view kFinalizerTerraformCluster =
+    "terraformcluster.infrastructure.cluster.x-k8s.io";
+inline constexpr std::string_view kFinalizerTerraformMachine =
+    "terraformmachine.infrastructure.cluster.x-k8s.io";
+inline constexpr std::string_view kFinalizerTerraformMachinePool =
+    "terraformmachinepool.infrastructure.cluster.x-k8s.io";
+
+// §6.4 Cluster API and clusterctl keys.
+inline constexpr std::string_view kClusterApiGroup = "cluster.x-k8s.io";
+inline constexpr std::string_view kLabelClusterName = "cluster.x-k8s.io/cluster-name";
+inline constexpr std::string_view kAnnotationRemediateMachine =
+    "cluster.x-k8s.io/remediate-machine";
+inline constexpr std::string_view kAnnotationReplicasManagedBy =
+    "cluster.x-k8s.io/replicas-managed-by";
+inline constexpr std::string_view kAnnotationAutoscalerMinSize =
+    "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size";
+inline constexpr std::string_view kAnnotationAutoscalerMaxSize =
+    "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size";
+inline constexpr std::string_view kLabelClusterctlMove = "clusterctl.cluster.x-k8s.io/move";
+inline constexpr std::string_view kAnnotationDeleteForMove =
+    "clusterctl.cluster.x-k8s.io/delete-for-move";
+inline constexpr std::string_view kLabelMoveHierarchy =
+    "clusterctl.cluster.x-k8s.io/move-hierarchy";
+inline constexpr std::string_view kAnnotationBlockMove = "clusterctl.cluster.x-k8s.io/block-move";
+inline constexpr std::string_view kAnnotationManagedBy = "cluster.x-k8s.io/managed-by";
+inline constexpr std::string_view kAnnotationClonedFromName = "cluster.x-k8s.io/cloned-from-name";
+inline constexpr std::string_view kLabelControlPlane = "cluster.x-k8s.io/control-plane";
+inline constexpr std::string_view kLabelWatchFilter = "cluster.x-k8s.io/watch-filter";
+inline constexpr std::string_view kLabelInterruptible = "cluster.x-k8s.io/interruptible";
+inline constexpr std::string_view kAnnotationPaused = "cluster.x-k8s.io/paused";
+// Set by Cluster API's topology controller on objects of a server-side
+// apply dry-run (test-rig.md §7.4).
+inline constexpr std::string_view kAnnotationTopologyDryRun = "topology.cluster.x-k8s.io/dry-run";
+
+// CRD labels (§1.3 and test-rig.md §7.3).
+inline constexpr std::string_view kLabelProvider = "cluster.x-k8s.io/provider";
+inline constexpr std::string_view kProviderName = "infrastructure-terraform";
+
+} // namespace captf::api

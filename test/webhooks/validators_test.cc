@@ -1,0 +1,467 @@
+#include <functional>
+
+#include <gtest/gtest.h>
+
+#include "test/manager/api/fixtures.h"
+#include "webhooks/validators.h"
+
+namespace captf::webhooks {
+namespace {
+
+namespace t = api::testing;
+using nlohmann::json;
+using Strings = std::vector<std::string>;
+
+Strings strings(const FieldErrorList& errors) {
+  Strings out;
+  for (const FieldError& e : errors) {
+    out.push_back(toString(e));
+  }
+  return out;
+}
+
+template <class T> struct Case {
+  const char* name;
+  std::function<void(T&)> mutate;
+  Strings want;
+};
+
+template <class T>
+void runCreateCases(const std::vector<Case<T>>& cases, T (*make)(),
+                    FieldErrorList (*validate)(const T&)) {
+  for (const Case<T>& c : cases) {
+    T obj = make();
+    c.mutate(obj);
+    EXPECT_EQ(strings(validate(obj)), c.want) << c.name;
+  }
+}
+
+// ---- source image -------------------------------------------------------------
+
+TEST(ValidatorsTest, SourceImage) {
+  runCreateCases<api::TerraformMachine>(
+      {
+          {"valid tag", [](auto&) {}, {}},
+          {"valid digest",
+           [](auto& m) { m.spec.source.image = "r.example.com/m@sha256:" + std::string(64, 'f'); },
+           {}},
+          {"no version",
+           [](auto& m) { m.spec.source.image = "r.example.com/m"; },
+           {"spec.source.image: Invalid value: \"r.example.com/m\": must name a tag (:v1.2.3) or "
+            "a digest (@sha256:...): the tag or digest is the module version"}},
+          {"uppercase",
+           [](auto& m) { m.spec.source.image = "r.example.com/Mod:v1"; },
+           {"spec.source.image: Invalid value: \"r.example.com/Mod:v1\": repository path "
+            "component \"Mod\" must be lowercase"}},
+      },
+      t::minimalTerraformMachine, validateTerraformMachineCreate);
+  api::TerraformMachineTemplate tmpl = t::minimalTerraformMachineTemplate();
+  tmpl.spec.template_.spec.source.image = "bad image";
+  EXPECT_EQ(strings(validateTerraformMachineTemplateCreate(tmpl)),
+            Strings{"spec.template.spec.source.image: Invalid value: \"bad image\": must not "
+                    "contain whitespace, control or non-ASCII characters"});
+}
+
+// ---- variables ----------------------------------------------------------------
+
+TEST(ValidatorsTest, VariableNames) {
+  runCreateCases<api::TerraformMachine>(
+      {
+          {"plain names",
+           [](auto& m) {
+             m.spec.variables = {{"region", "x"}, {"_a-b_1", 1}};
+           },
+           {}},
+          {"not an identifier",
+           [](auto& m) {
+             m.spec.variables = {{"1st", "x"}};
+           },
+           {"spec.variables[1st]: Invalid value: \"1st\": a variable name must be a Terraform "
+            "identifier: a letter or \"_\" followed by letters, digits, \"_\" or \"-\" (regex "
+            "^[a-zA-Z_][a-zA-Z0-9_-]*$)"}},
+          {"reserved prefix",
+           [](auto& m) {
+             m.spec.variables = {{"captf_tags", "x"}};
+           },
+           {"spec.variables[captf_tags]: Invalid value: \"captf_tags\": names starting with "
+            "\"captf_\" are reserved for the module contract's inputs"}},
+          {"contract input of the role",
+           [](auto& m) {
+             m.spec.variables = {{"machine_name", "x"}};
+           },
+           {"spec.variables[machine_name]: Invalid value: \"machine_name\": is a contract input "
+            "of the machine role, set by the controller; it cannot be a user variable"}},
+          {"another role's input is fine",
+           [](auto& m) {
+             m.spec.variables = {{"control_plane_endpoint", "x"}};
+           },
+           {}},
+          {"meta-argument",
+           [](auto& m) {
+             m.spec.variables = {{"for_each", "x"}};
+           },
+           {"spec.variables[for_each]: Invalid value: \"for_each\": is a module meta-argument "
+            "(source, version, providers, count, for_each, depends_on, lifecycle, locals) and "
+            "cannot be a variable name"}},
+          {"every bad key at once",
+           [](auto& m) {
+             m.spec.variables = {{"count", 1}, {"captf_x", 1}, {"ok", 1}};
+           },
+           {"spec.variables[captf_x]: Invalid value: \"captf_x\": names starting with \"captf_\" "
+            "are reserved for the module contract's inputs",
+            "spec.variables[count]: Invalid value: \"count\": is a module meta-argument (source, "
+            "version, providers, count, for_each, depends_on, lifecycle, locals) and cannot be a "
+            "variable name"}},
+          {"empty object",
+           [](auto& m) { m.spec.variables = json::object(); },
+           {"spec.variables: Invalid value: must have at least 1 variable when set; omit "
+            "variables instead of setting {}"}},
+      },
+      t::minimalTerraformMachine, validateTerraformMachineCreate);
+
+  api::TerraformCluster cluster = t::minimalTerraformCluster();
+  cluster.spec.variables = {{"machine_name", "ok for a cluster"}, {"kubernetes_version", "1"}};
+  EXPECT_EQ(strings(validateTerraformClusterCreate(cluster)),
+            Strings{"spec.variables[kubernetes_version]: Invalid value: \"kubernetes_version\": "
+                    "is a contract input of the cluster role, set by the controller; it cannot "
+                    "be a user variable"});
+
+  api::TerraformMachinePool pool = t::minimalTerraformMachinePool();
+  pool.spec.variables = {{"replicas", 3}};
+  EXPECT_EQ(strings(validateTerraformMachinePoolCreate(pool)),
+            Strings{"spec.variables[replicas]: Invalid value: \"replicas\": is a contract input "
+                    "of the machinepool role, set by the controller; it cannot be a user "
+                    "variable"});
+}
+
+TEST(ValidatorsTest, VariableCount) {
+  api::TerraformCluster cluster = t::minimalTerraformCluster();
+  cluster.spec.variables = json::object();
+  for (int i = 0; i < 256; ++i) {
+    cluster.spec.variables["v" + std::to_string(i)] = i;
+  }
+  EXPECT_TRUE(validateTerraformClusterCreate(cluster).empty());
+  cluster.spec.variables["v256"] = 1;
+  EXPECT_EQ(strings(validateTerraformClusterCreate(cluster)),
+            Strings{"spec.variables: Too many: 257: must have at most 256 items"});
+}
+
+TEST(ValidatorsTest, VariablesFromNamesExactlyOneSource) {
+  using api::VariablesSource;
+  using api::VariablesSourceReference;
+  runCreateCases<api::TerraformMachinePool>(
+      {
+          {"configMap",
+           [](auto& p) {
+             p.spec.variables_from = {VariablesSource{VariablesSourceReference{"a"}, {}, {}, {}}};
+           },
+           {}},
+          {"neither",
+           [](auto& p) {
+             p.spec.variables_from = {VariablesSource{}, VariablesSource{}};
+           },
+           {"spec.variablesFrom[0]: Required value: exactly one of configMapRef and secretRef "
+            "must be set",
+            "spec.variablesFrom[1]: Required value: exactly one of configMapRef and secretRef "
+            "must be set"}},
+          {"both",
+           [](auto& p) {
+             p.spec.variables_from = {
+                 VariablesSource{VariablesSourceReference{"a"}, {}, {}, {}},
+                 VariablesSource{
+                     VariablesSourceReference{"a"}, VariablesSourceReference{"b"}, {}, {}}};
+           },
+           {"spec.variablesFrom[1].secretRef: Forbidden: exactly one of configMapRef and "
+            "secretRef must be set; use a separate variablesFrom entry for each source"}},
+      },
+      t::minimalTerraformMachinePool, validateTerraformMachinePoolCreate);
+}
+
+// ---- jobs ---------------------------------------------------------------------
+
+TEST(ValidatorsTest, JobSecurityContext) {
+  runCreateCases<api::TerraformMachine>(
+      {
+          {"hardening allowed",
+           [](auto& m) {
+             m.spec.jobs = api::JobPolicy{};
+             m.spec.jobs->security_context = api::SecurityContext{};
+             m.spec.jobs->security_context->privileged = false;
+             m.spec.jobs->security_context->allow_privilege_escalation = false;
+             m.spec.jobs->security_context->capabilities = api::Capabilities{{}, {"ALL"}};
+           },
+           {}},
+          {"privileged, escalation and added capabilities",
+           [](auto& m) {
+             m.spec.jobs = api::JobPolicy{};
+             m.spec.jobs->security_context = api::SecurityContext{};
+             m.spec.jobs->security_context->privileged = true;
+             m.spec.jobs->security_context->allow_privilege_escalation = true;
+             m.spec.jobs->security_context->capabilities = api::Capabilities{{"NET_ADMIN"}, {}};
+           },
+           {"spec.jobs.securityContext.privileged: Forbidden: runner Jobs never run privileged",
+            "spec.jobs.securityContext.allowPrivilegeEscalation: Forbidden: runner Jobs never "
+            "allow privilege escalation",
+            "spec.jobs.securityContext.capabilities.add: Forbidden: runner Jobs cannot add "
+            "capabilities; only drop is allowed"}},
+      },
+      t::minimalTerraformMachine, validateTerraformMachineCreate);
+
+  api::TerraformCluster cluster = t::minimalTerraformCluster();
+  cluster.spec.defaults = api::TerraformClusterDefaults{};
+  cluster.spec.defaults->jobs = api::JobPolicy{};
+  cluster.spec.defaults->jobs->security_context = api::SecurityContext{};
+  cluster.spec.defaults->jobs->security_context->privileged = true;
+  EXPECT_EQ(strings(validateTerraformClusterCreate(cluster)),
+            Strings{"spec.defaults.jobs.securityContext.privileged: Forbidden: runner Jobs never "
+                    "run privileged"});
+
+  api::TerraformClusterTemplate tmpl = t::minimalTerraformClusterTemplate();
+  tmpl.spec.template_.spec.jobs = api::JobPolicy{};
+  tmpl.spec.template_.spec.jobs->security_context = api::SecurityContext{};
+  tmpl.spec.template_.spec.jobs->security_context->allow_privilege_escalation = true;
+  EXPECT_EQ(strings(validateTerraformClusterTemplateCreate(tmpl)),
+            Strings{"spec.template.spec.jobs.securityContext.allowPrivilegeEscalation: "
+                    "Forbidden: runner Jobs never allow privilege escalation"});
+}
+
+TEST(ValidatorsTest, LockTimeoutBelowDeadline) {
+  auto withJobs = [](std::optional<std::int32_t> lock, std::optional<std::int64_t> deadline) {
+    return [lock, deadline](api::TerraformMachinePool& p) {
+      p.spec.jobs = api::JobPolicy{};
+      p.spec.jobs->lock_timeout_seconds = lock;
+      p.spec.jobs->active_deadline_seconds = deadline;
+    };
+  };
+  runCreateCases<api::TerraformMachinePool>(
+      {
+          {"lock below deadline", withJobs(299, 300), {}},
+          {"only lock", withJobs(3600, std::nullopt), {}},
+          {"only deadline", withJobs(std::nullopt, 1), {}},
+          {"equal",
+           withJobs(300, 300),
+           {"spec.jobs.lockTimeoutSeconds: Invalid value: 300: must be less than "
+            "activeDeadlineSeconds (300) of the same policy, or the Job's deadline ends the run "
+            "while it still waits for the state lock"}},
+          {"above",
+           withJobs(600, 60),
+           {"spec.jobs.lockTimeoutSeconds: Invalid value: 600: must be less than "
+            "activeDeadlineSeconds (60) of the same policy, or the Job's deadline ends the run "
+            "while it still waits for the state lock"}},
+      },
+      t::minimalTerraformMachinePool, validateTerraformMachinePoolCreate);
+
+  // Per policy only: the cluster's defaults never combine with its own jobs.
+  api::TerraformCluster cluster = t::minimalTerraformCluster();
+  cluster.spec.jobs = api::JobPolicy{};
+  cluster.spec.jobs->active_deadline_seconds = 60;
+  cluster.spec.defaults = api::TerraformClusterDefaults{};
+  cluster.spec.defaults->jobs = api::JobPolicy{};
+  cluster.spec.defaults->jobs->lock_timeout_seconds = 600;
+  EXPECT_TRUE(validateTerraformClusterCreate(cluster).empty());
+}
+
+// ---- TerraformCluster -----------------------------------------------------------
+
+TEST(ValidatorsTest, ClusterRequiresIdentity) {
+  api::TerraformCluster cluster = t::minimalTerraformCluster();
+  cluster.spec.identity_ref.name.clear();
+  EXPECT_EQ(strings(validateTerraformClusterCreate(cluster)),
+            Strings{"spec.identityRef: Required value: a TerraformCluster must name its "
+                    "TerraformClusterIdentity; machines and pools fall back to it"});
+}
+
+TEST(ValidatorsTest, ClusterEndpointImmutableOnceItHasAHost) {
+  const api::TerraformCluster none = t::minimalTerraformCluster();
+  api::TerraformCluster set = none;
+  set.spec.control_plane_endpoint = api::ApiEndpoint{"api.example.com", 6443};
+  api::TerraformCluster moved = set;
+  moved.spec.control_plane_endpoint->port = 443;
+  api::TerraformCluster cleared = set;
+  cleared.spec.control_plane_endpoint.reset();
+  api::TerraformCluster port_only = none;
+  port_only.spec.control_plane_endpoint = api::ApiEndpoint{"", 6443};
+
+  EXPECT_TRUE(validateTerraformClusterUpdate(none, set).empty());
+  EXPECT_TRUE(validateTerraformClusterUpdate(port_only, set).empty());
+  EXPECT_TRUE(validateTerraformClusterUpdate(set, set).empty());
+  const Strings want{"spec.controlPlaneEndpoint: Invalid value: is immutable once it has a host "
+                     "(it is \"api.example.com:6443\"); the endpoint of a running cluster cannot "
+                     "move"};
+  EXPECT_EQ(strings(validateTerraformClusterUpdate(set, moved)), want);
+  EXPECT_EQ(strings(validateTerraformClusterUpdate(set, cleared)), want);
+
+  // Everything else of a cluster is mutable.
+  api::TerraformCluster changed = set;
+  changed.spec.source.image = "registry.example.com/modules/cluster:v2.0.0";
+  changed.spec.identity_ref.name = "other";
+  changed.spec.variables = {{"region", "x"}};
+  changed.spec.apply_policy = api::ApplyPolicy::kManual;
+  EXPECT_TRUE(validateTerraformClusterUpdate(set, changed).empty());
+}
+
+// ---- TerraformMachine -------------------------------------------------------------
+
+TEST(ValidatorsTest, MachineImmutableFields) {
+  constexpr const char* kWhy =
+      "is immutable: a TerraformMachine is never changed in place; change the "
+      "TerraformMachineTemplate and let Cluster API roll out new Machines";
+  const api::TerraformMachine old_obj = t::minimalTerraformMachine();
+  const std::vector<Case<api::TerraformMachine>> cases = {
+      {"unchanged", [](auto&) {}, {}},
+      {"mutable fields",
+       [](auto& m) {
+         m.spec.jobs = api::JobPolicy{};
+         m.spec.jobs->active_deadline_seconds = 10;
+         m.spec.drift = api::MachineDriftPolicy{0};
+         m.spec.remediation = api::MachineRemediation{true, 3, 300};
+         m.metadata.labels["x"] = "y";
+       },
+       {}},
+      {"source",
+       [](auto& m) { m.spec.source.image = "registry.example.com/modules/machine:v2"; },
+       {std::string("spec.source: Invalid value: ") + kWhy}},
+      {"pull policy is part of source",
+       [](auto& m) { m.spec.source.image_pull_policy = api::PullPolicy::kAlways; },
+       {std::string("spec.source: Invalid value: ") + kWhy}},
+      {"identity unset to set",
+       [](auto& m) { m.spec.identity_ref = api::IdentityReference{"x"}; },
+       {std::string("spec.identityRef: Invalid value: ") + kWhy +
+        " (this includes setting it when it was unset)"}},
+      {"variables and variablesFrom",
+       [](auto& m) {
+         m.spec.variables = {{"a", 1}};
+         m.spec.variables_from = {
+             api::VariablesSource{api::VariablesSourceReference{"v"}, {}, {}, {}}};
+       },
+       {std::string("spec.variables: Invalid value: ") + kWhy,
+        std::string("spec.variablesFrom: Invalid value: ") + kWhy}},
+      {"providerID set once", [](auto& m) { m.spec.provider_id = "aws:///i-1"; }, {}},
+  };
+  for (const auto& c : cases) {
+    api::TerraformMachine obj = old_obj;
+    c.mutate(obj);
+    EXPECT_EQ(strings(validateTerraformMachineUpdate(old_obj, obj)), c.want) << c.name;
+  }
+
+  api::TerraformMachine with_id = old_obj;
+  with_id.spec.provider_id = "aws:///i-1";
+  api::TerraformMachine changed_id = with_id;
+  changed_id.spec.provider_id = "aws:///i-2";
+  api::TerraformMachine cleared_id = with_id;
+  cleared_id.spec.provider_id.reset();
+  EXPECT_EQ(strings(validateTerraformMachineUpdate(with_id, changed_id)),
+            Strings{"spec.providerID: Invalid value: \"aws:///i-2\": can only change from unset "
+                    "to set; it is already \"aws:///i-1\""});
+  EXPECT_EQ(strings(validateTerraformMachineUpdate(with_id, cleared_id)),
+            Strings{"spec.providerID: Invalid value: \"\": can only change from unset to set; "
+                    "it is already \"aws:///i-1\""});
+}
+
+TEST(ValidatorsTest, UpdatesRatchetErrorsTheStoredObjectAlreadyHad) {
+  // A stored object that breaks a rule (for example one added later) can
+  // still get its finalizer removed or its labels changed.
+  api::TerraformMachinePool stored = t::minimalTerraformMachinePool();
+  stored.spec.source.image = "r.example.com/NoTag";
+  api::TerraformMachinePool relabelled = stored;
+  relabelled.metadata.finalizers.clear();
+  EXPECT_TRUE(validateTerraformMachinePoolUpdate(stored, relabelled).empty());
+  // Touching the offending field is validated again.
+  api::TerraformMachinePool edited = stored;
+  edited.spec.source.image = "r.example.com/StillBad";
+  EXPECT_EQ(validateTerraformMachinePoolUpdate(stored, edited).size(), 1U);
+}
+
+TEST(ValidatorsTest, PoolIsFullyMutable) {
+  const api::TerraformMachinePool old_obj = t::fullTerraformMachinePool();
+  api::TerraformMachinePool obj = old_obj;
+  obj.spec.source.image = "registry.example.com/modules/pool:v9";
+  obj.spec.identity_ref = api::IdentityReference{"other"};
+  obj.spec.variables = {{"size", 3}};
+  obj.spec.variables_from.clear();
+  obj.spec.provider_id = "other";
+  obj.spec.provider_id_list = {"a"};
+  obj.spec.jobs.reset();
+  EXPECT_TRUE(validateTerraformMachinePoolUpdate(old_obj, obj).empty());
+}
+
+// ---- templates ----------------------------------------------------------------------
+
+TEST(ValidatorsTest, TemplateSpecImmutableExceptTopologyDryRun) {
+  const api::TerraformMachineTemplate old_obj = t::minimalTerraformMachineTemplate();
+  api::TerraformMachineTemplate changed = old_obj;
+  changed.spec.template_.spec.source.image = "registry.example.com/modules/machine:v2";
+  api::TerraformMachineTemplate relabelled = old_obj;
+  relabelled.spec.template_.metadata = api::TemplateObjectMeta{{{"a", "b"}}, {}};
+
+  EXPECT_TRUE(
+      validateTerraformMachineTemplateUpdate(old_obj, relabelled, TopologyDryRun::kNo).empty());
+  EXPECT_EQ(strings(validateTerraformMachineTemplateUpdate(old_obj, changed, TopologyDryRun::kNo)),
+            Strings{"spec.template.spec: Invalid value: is immutable: create a new "
+                    "TerraformMachineTemplate and point the MachineDeployment, control plane or "
+                    "ClusterClass at it instead"});
+  EXPECT_TRUE(
+      validateTerraformMachineTemplateUpdate(old_obj, changed, TopologyDryRun::kYes).empty());
+
+  api::TerraformClusterTemplate ct = t::minimalTerraformClusterTemplate();
+  api::TerraformClusterTemplate ct2 = ct;
+  ct2.spec.template_.spec.identity_ref.name = "other";
+  EXPECT_EQ(strings(validateTerraformClusterTemplateUpdate(ct, ct2, TopologyDryRun::kNo)),
+            Strings{"spec.template.spec: Invalid value: is immutable: create a new "
+                    "TerraformClusterTemplate and point the ClusterClass at it instead"});
+
+  api::TerraformMachinePoolTemplate pt = t::minimalTerraformMachinePoolTemplate();
+  api::TerraformMachinePoolTemplate pt2 = pt;
+  pt2.spec.template_.spec.variables = {{"a", 1}};
+  EXPECT_EQ(strings(validateTerraformMachinePoolTemplateUpdate(pt, pt2, TopologyDryRun::kNo)),
+            Strings{"spec.template.spec: Invalid value: is immutable: create a new "
+                    "TerraformMachinePoolTemplate and point the ClusterClass at it instead"});
+  EXPECT_TRUE(validateTerraformMachinePoolTemplateUpdate(pt, pt2, TopologyDryRun::kYes).empty());
+}
+
+TEST(ValidatorsTest, TopologyDryRunNeedsBothSignals) {
+  api::ObjectMeta annotated;
+  annotated.annotations["topology.cluster.x-k8s.io/dry-run"] = "";
+  EXPECT_EQ(topologyDryRun(true, annotated), TopologyDryRun::kYes);
+  EXPECT_EQ(topologyDryRun(false, annotated), TopologyDryRun::kNo);
+  EXPECT_EQ(topologyDryRun(true, api::ObjectMeta{}), TopologyDryRun::kNo);
+}
+
+// ---- TerraformClusterIdentity ---------------------------------------------------------
+
+TEST(ValidatorsTest, IdentityAllowedNamespaces) {
+  runCreateCases<api::TerraformClusterIdentity>(
+      {
+          {"unset", [](auto&) {}, {}},
+          {"list",
+           [](auto& i) {
+             i.spec.allowed_namespaces = api::AllowedNamespaces{{"a"}, {}};
+           },
+           {}},
+          {"selector everything",
+           [](auto& i) {
+             i.spec.allowed_namespaces = api::AllowedNamespaces{{}, api::LabelSelector{}};
+           },
+           {}},
+          {"empty object",
+           [](auto& i) { i.spec.allowed_namespaces = api::AllowedNamespaces{}; },
+           {"spec.allowedNamespaces: Required value: at least one of list and selector must be "
+            "set; omit allowedNamespaces to allow no namespace, or use selector: {} to allow "
+            "all"}},
+      },
+      t::minimalTerraformClusterIdentity, validateTerraformClusterIdentityCreate);
+}
+
+TEST(ValidatorsTest, ReportsEveryErrorAtOnce) {
+  api::TerraformCluster cluster = t::minimalTerraformCluster();
+  cluster.spec.source.image = "NOPE";
+  cluster.spec.variables = {{"captf_a", 1}};
+  cluster.spec.variables_from = {api::VariablesSource{}};
+  cluster.spec.jobs = api::JobPolicy{};
+  cluster.spec.jobs->lock_timeout_seconds = 10;
+  cluster.spec.jobs->active_deadline_seconds = 5;
+  EXPECT_EQ(validateTerraformClusterCreate(cluster).size(), 4U);
+}
+
+} // namespace
+} // namespace captf::webhooks

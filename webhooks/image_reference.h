@@ -1,0 +1,29 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace captf::webhooks {
+
+// The parts of an OCI image reference.
+struct ImageReference {
+  std::string domain; // "registry.example.com:5000"; empty when the reference has none
+  std::string path;   // "team/module"
+  std::string tag;    // "v1.2.3"; may be empty when a digest is given
+  std::string digest; // "sha256:<64 hex>"; may be empty when a tag is given
+};
+
+// Parses `[domain/]path[:tag][@digest]` with the grammar of the
+// distribution reference library (the one container runtimes use):
+//   domain     host[:port], host a DNS name, "localhost" or [IPv6]
+//   path       lowercase components [a-z0-9]+ joined by ".", "_", "__" or "-"+
+//   tag        [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}
+//   digest     sha256:<64 lowercase hex> or sha512:<128 lowercase hex>
+// and requires a tag or a digest, because that is the module version
+// (spec/captf-core.md §2.3). Syntax only: nothing is resolved or pulled.
+// On error returns nullopt and sets *error to a sentence a user can act on.
+[[nodiscard]] std::optional<ImageReference> parseImageReference(std::string_view ref,
+                                                                std::string* error);
+
+} // namespace captf::webhooks

@@ -1,0 +1,41 @@
+#pragma once
+
+// The admission rules of spec/captf-core.md §3 that several kinds share.
+// Pure functions: each appends every error it finds to `errors`.
+
+#include <nlohmann/json.hpp>
+
+#include "contract/roles.h"
+#include "manager/api/field_path.h"
+#include "manager/api/workspace.h"
+#include "webhooks/field_error.h"
+
+namespace captf::webhooks {
+
+// spec.source.image is a syntactically valid OCI reference with a tag or a
+// digest (webhooks/image_reference.h).
+void validateSource(const api::Source& source, const api::FieldPath& path, FieldErrorList& errors);
+
+// spec.variables: unset, or a JSON object with 1..256 keys, each a
+// Terraform identifier that is not captf_-prefixed, not a contract input of
+// `role` and not a module meta-argument.
+void validateVariables(const nlohmann::json& variables, contract::Role role,
+                       const api::FieldPath& path, FieldErrorList& errors);
+
+// Each spec.variablesFrom entry names exactly one of configMapRef and
+// secretRef.
+void validateVariablesFrom(const std::vector<api::VariablesSource>& sources,
+                           const api::FieldPath& path, FieldErrorList& errors);
+
+// A jobs policy: securityContext never privileged, never allowing privilege
+// escalation, never adding capabilities; lockTimeoutSeconds below
+// activeDeadlineSeconds when the policy sets both (no merge with defaults).
+void validateJobPolicy(const api::JobPolicy& jobs, const api::FieldPath& path,
+                       FieldErrorList& errors);
+
+// All of the above for a workload spec (source, variables, variablesFrom,
+// jobs) at `path` ("spec" or "spec.template.spec").
+void validateWorkspaceSpec(const api::WorkspaceSpec& spec, contract::Role role,
+                           const api::FieldPath& path, FieldErrorList& errors);
+
+} // namespace captf::webhooks
