@@ -6,7 +6,9 @@ PKGS=(
   # toolchain
   g++ cmake ninja-build pkg-config git ca-certificates openssl curl
   clang-format-16 clang-tidy
-  # libraries named by the design brief, and where it is silent (docs/decisions/0001-libraries.md)
+  # libFuzzer targets build with clang
+  clang-14 libclang-rt-14-dev
+  # libraries named by the design brief, and where it is silent (docs/decisions/build-libraries.md)
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   nlohmann-json3-dev libgit2-dev libspdlog-dev libfmt-dev libssl-dev
   libboost-dev libyaml-cpp-dev libcli11-dev libzstd-dev zlib1g-dev libarchive-dev
