@@ -1,0 +1,163 @@
+#pragma once
+
+// The Manager wires the client runtime together, as controller-runtime's
+// manager does: one REST client, one informer cache, one metrics registry,
+// an event recorder, health and readiness checks, leader election, and the
+// runnables (controllers and others) started in the right order.
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include <spdlog/logger.h>
+
+#include "absl/status/statusor.h"
+#include "manager/kube/cache.h"
+#include "manager/kube/client.h"
+#include "manager/kube/clock.h"
+#include "manager/kube/config.h"
+#include "manager/kube/controller.h"
+#include "manager/kube/diagnostics_server.h"
+#include "manager/kube/discovery.h"
+#include "manager/kube/events.h"
+#include "manager/kube/leader_election.h"
+#include "manager/kube/metrics.h"
+#include "manager/kube/rest_client.h"
+
+namespace captf::kube {
+
+enum class NeedLeaderElection { kNo, kYes };
+enum class LeaderElectionMode { kDisabled, kEnabled };
+
+// Something the manager runs until it stops.
+class Runnable {
+public:
+  virtual ~Runnable() = default;
+  // Runs until `stop` fires, then returns OK. An error stops the manager.
+  virtual absl::Status start(std::stop_token stop) = 0;
+};
+
+class RunnableFunc final : public Runnable {
+public:
+  explicit RunnableFunc(std::function<absl::Status(std::stop_token)> fn) : fn_(std::move(fn)) {}
+  absl::Status start(std::stop_token stop) override { return fn_(std::move(stop)); }
+
+private:
+  std::function<absl::Status(std::stop_token)> fn_;
+};
+
+struct ManagerOptions {
+  std::string name = "captf-manager"; // field manager and event reporter
+  CacheOptions cache;
+  LeaderElectionMode leader_election = LeaderElectionMode::kDisabled;
+  std::string leader_election_namespace;       // default: the config's namespace
+  std::string leader_election_id;              // the Lease name; required when enabled
+  LeaderElectionConfig leader_election_config; // identity defaults to host_random
+  // Probes (/healthz, /readyz) and plain /metrics; empty disables.
+  std::string health_probe_address = ":9440";
+  std::string event_reporting_instance; // default: the identity
+};
+
+// Reads from the cache, writes to the API server (controller-runtime's
+// default client).
+class DelegatingClient final : public Client {
+public:
+  DelegatingClient(Reader& reader, Writer& writer) : reader_(reader), writer_(writer) {}
+  absl::StatusOr<Json> get(const GroupVersionKind& gvk, const ObjectKey& key) override {
+    return reader_.get(gvk, key);
+  }
+  absl::StatusOr<ObjectList> list(const GroupVersionKind& gvk,
+                                  const ListOptions& options) override {
+    return reader_.list(gvk, options);
+  }
+  absl::StatusOr<Json> create(const Json& object, const CreateOptions& options = {}) override {
+    return writer_.create(object, options);
+  }
+  absl::StatusOr<Json> update(const Json& object, const UpdateOptions& options = {}) override {
+    return writer_.update(object, options);
+  }
+  absl::StatusOr<Json> patch(const GroupVersionKind& gvk, const ObjectKey& key, PatchType type,
+                             const Json& patch, const PatchOptions& options = {}) override {
+    return writer_.patch(gvk, key, type, patch, options);
+  }
+  absl::StatusOr<Json> apply(const Json& object, const ApplyOptions& options) override {
+    return writer_.apply(object, options);
+  }
+  absl::Status remove(const GroupVersionKind& gvk, const ObjectKey& key,
+                      const DeleteOptions& options = {}) override {
+    return writer_.remove(gvk, key, options);
+  }
+
+private:
+  Reader& reader_;
+  Writer& writer_;
+};
+
+class Manager {
+public:
+  static absl::StatusOr<std::unique_ptr<Manager>>
+  create(const RestConfig& config, ManagerOptions options, std::shared_ptr<spdlog::logger> logger);
+  ~Manager();
+  Manager(const Manager&) = delete;
+  Manager& operator=(const Manager&) = delete;
+
+  // Reads from the cache (creating informers on first use), writes to the
+  // API server.
+  Client& client() { return *client_; }
+  // Reads and writes straight to the API server (objects never cached).
+  ApiClient& apiClient() { return *api_; }
+  InformerCache& cache() { return *cache_; }
+  MetricsRegistry& metrics() { return metrics_; }
+  EventRecorder& eventRecorder() { return *events_; }
+  Clock& clock() { return clock_; }
+  const std::string& identity() const { return identity_; }
+
+  // A controller started when this manager leads (or at once without
+  // leader election). Call before run(); the reference lives as long as the
+  // manager.
+  Controller& addController(std::string name, Reconciler& reconciler,
+                            ControllerOptions options = {});
+  // Runnables that need leadership start on election; others at once
+  // (e.g. webhook servers). Call before run().
+  void add(std::unique_ptr<Runnable> runnable, NeedLeaderElection need);
+  void addCheck(CheckKind kind, std::string name, HealthCheck check);
+
+  // Starts everything and blocks until `stop` fires (OK), a runnable fails
+  // (its error), or leadership is lost (Aborted). Everything started is
+  // stopped before it returns; the caller then exits the process, as
+  // controller-runtime does when leadership is lost.
+  absl::Status run(std::stop_token stop);
+
+private:
+  Manager(const RestConfig& config, ManagerOptions options, std::shared_ptr<spdlog::logger> logger);
+  absl::Status init(const RestConfig& config);
+  void startRunnables(NeedLeaderElection group, std::stop_token stop);
+
+  ManagerOptions options_;
+  std::shared_ptr<spdlog::logger> logger_;
+  RealClock clock_;
+  MetricsRegistry metrics_;
+  std::string identity_;
+  std::unique_ptr<RestClient> rest_;
+  std::unique_ptr<DiscoveryRestMapper> mapper_;
+  std::unique_ptr<ApiClient> api_;
+  std::unique_ptr<InformerCache> cache_;
+  std::unique_ptr<DelegatingClient> client_;
+  std::unique_ptr<KubeEventRecorder> events_;
+  std::unique_ptr<DiagnosticsServer> diagnostics_;
+  std::vector<std::unique_ptr<Controller>> controllers_;
+
+  std::mutex mu_;
+  std::vector<std::pair<std::unique_ptr<Runnable>, NeedLeaderElection>> runnables_;
+  std::vector<std::jthread> threads_[2]; // by NeedLeaderElection
+  std::stop_source failed_;              // a runnable failed
+  absl::Status first_error_;
+};
+
+// hostname + "_" + 16 random hex digits.
+std::string defaultIdentity();
+
+} // namespace captf::kube
