@@ -230,7 +230,7 @@ void checkValue(const TypeSpec& type, const nlohmann::json& value, Closure closu
       for (const auto& [key, element] : value.items()) {
         const bool known =
             std::any_of(type.attributes.begin(), type.attributes.end(),
-                        [&key](const Attribute& attribute) { return attribute.name == key; });
+                        [&key = key](const Attribute& attribute) { return attribute.name == key; });
         if (!known) {
           fail(errors, path, strCat("unknown attribute \"", key, "\""));
         }

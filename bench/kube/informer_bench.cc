@@ -103,17 +103,17 @@ int main(int argc, char** argv) {
       .on_add =
           [&](const Json& o) {
             events.fetch_add(1);
-            queue.add(key(o));
+            queue.add(meta::key(o));
           },
       .on_update =
           [&](const Json&, const Json& o) {
             events.fetch_add(1);
-            queue.add(key(o));
+            queue.add(meta::key(o));
           },
       .on_delete =
           [&](const Json& o) {
             events.fetch_add(1);
-            queue.add(key(o));
+            queue.add(meta::key(o));
           },
   });
   std::vector<std::jthread> pool;
