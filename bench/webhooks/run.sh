@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Webhook admission throughput and latency over loopback with keep-alive,
+# and the server's RSS under that load. See README.md.
+#
+#   bench/webhooks/run.sh [BUILD_DIR] [RATE] [SECONDS] [CONNECTIONS]
+#
+# BUILD_DIR holds webhooks/webhook-server (default build/release; a dev
+# build works but ASan inflates RSS and latency).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+build="${1:-$root/build/release}"
+rate="${2:-1000}"
+seconds="${3:-30}"
+connections="${4:-8}"
+work="$(mktemp -d)"
+server_pid=""
+cleanup() {
+  if [[ -n "$server_pid" ]]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# The load client: Boost.Beast and OpenSSL, header-only Beast.
+g++ -O2 -std=c++20 -o "$work/load_client" "$root/bench/webhooks/load_client.cc" -lssl -lcrypto -pthread
+
+# A test CA and a serving certificate for 127.0.0.1.
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=bench-ca \
+  -keyout "$work/ca.key" -out "$work/ca.crt" 2>/dev/null
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=localhost \
+  -keyout "$work/tls.key" -out "$work/tls.csr" 2>/dev/null
+printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n' > "$work/ext"
+openssl x509 -req -in "$work/tls.csr" -CA "$work/ca.crt" -CAkey "$work/ca.key" -CAcreateserial \
+  -days 1 -extfile "$work/ext" -out "$work/tls.crt" 2>/dev/null
+
+# TerraformCluster validation reads nothing from the API server, so a
+# kubeconfig pointing nowhere is enough.
+cat > "$work/kubeconfig" <<KC
+apiVersion: v1
+kind: Config
+clusters: [{name: none, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}]
+users: [{name: none, user: {token: none}}]
+contexts: [{name: none, context: {cluster: none, user: none}}]
+current-context: none
+KC
+
+cat > "$work/review.json" <<'JSON'
+{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"bench-0001","kind":{"group":"infrastructure.cluster.x-k8s.io","version":"v1alpha1","kind":"TerraformCluster"},"resource":{"group":"infrastructure.cluster.x-k8s.io","version":"v1alpha1","resource":"terraformclusters"},"name":"c1","namespace":"bench","operation":"CREATE","userInfo":{"username":"admin","groups":["system:masters"]},"object":{"apiVersion":"infrastructure.cluster.x-k8s.io/v1alpha1","kind":"TerraformCluster","metadata":{"name":"c1","namespace":"bench","labels":{"cluster.x-k8s.io/cluster-name":"c1"}},"spec":{"identityRef":{"name":"prod"},"source":{"image":"registry.example.com/modules/cluster:v1.0.0"},"variables":{"region":"eu-west-1","instance_type":"m5.large","tags":{"team":"platform"}},"jobs":{"lockTimeoutSeconds":60,"activeDeadlineSeconds":600}}}}}
+JSON
+
+"$build/webhooks/webhook-server" --webhook-port=0 --webhook-bind-address=127.0.0.1 \
+  --webhook-cert-dir="$work" --kubeconfig="$work/kubeconfig" --log-level=warn > "$work/server.out" &
+server_pid=$!
+for _ in $(seq 100); do grep -q "listening on port" "$work/server.out" 2>/dev/null && break; sleep 0.1; done
+port="$(sed -n 's/listening on port //p' "$work/server.out")"
+echo "server pid $server_pid port $port; RSS idle $(awk '/VmRSS/{print $2" "$3}' /proc/$server_pid/status)"
+
+# Sample the server's RSS every 200 ms during the run.
+( peak=0; while kill -0 "$server_pid" 2>/dev/null; do
+    rss=$(awk '/VmRSS/{print $2}' /proc/$server_pid/status 2>/dev/null || echo 0)
+    (( rss > peak )) && peak=$rss && echo "$peak" > "$work/peak"
+    sleep 0.2
+  done ) &
+sampler=$!
+cpu_before=$(awk '{print $14+$15}' /proc/$server_pid/stat)
+"$work/load_client" 127.0.0.1 "$port" "$work/ca.crt" \
+  /validate-infrastructure-cluster-x-k8s-io-v1alpha1-terraformcluster "$work/review.json" \
+  "$rate" "$seconds" "$connections"
+cpu_after=$(awk '{print $14+$15}' /proc/$server_pid/stat)
+kill "$sampler" 2>/dev/null || true
+ticks=$(getconf CLK_TCK)
+echo "server RSS peak $(cat "$work/peak") kB; server CPU $(( (cpu_after - cpu_before) * 100 / ticks / seconds ))% of one core"

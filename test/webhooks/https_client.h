@@ -1,0 +1,49 @@
+#pragma once
+
+// A blocking HTTPS/1.1 client with one keep-alive connection, verifying the
+// server against a given CA: the webhook tests' stand-in for the API
+// server's admission client.
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace captf::webhooks::testing {
+
+struct HttpsReply {
+  int status = 0;
+  std::string body;
+  bool keep_alive = false;
+};
+
+class HttpsClient {
+public:
+  // `max_tls12`: offer at most TLS 1.2 (to test --tls-min-version).
+  HttpsClient(std::string host, int port, std::string ca_pem, bool max_tls12 = false);
+  ~HttpsClient();
+  HttpsClient(const HttpsClient&) = delete;
+  HttpsClient& operator=(const HttpsClient&) = delete;
+
+  // Connects (handshake) unless connected.
+  absl::Status connect();
+  // Sends one request on the current connection, connecting first when
+  // needed.
+  absl::StatusOr<HttpsReply> post(const std::string& target, const std::string& body);
+  absl::StatusOr<HttpsReply> get(const std::string& target);
+  // The serial number of the certificate the server presented.
+  long peerSerial() const;
+  void close();
+
+private:
+  absl::StatusOr<HttpsReply> send(const std::string& method, const std::string& target,
+                                  const std::string& body);
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// An AdmissionReview of `kind` (CREATE of `object`) with request uid `uid`.
+std::string admissionReview(const std::string& uid, const std::string& kind,
+                            const std::string& object_json);
+
+} // namespace captf::webhooks::testing

@@ -1,0 +1,258 @@
+// The webhook HTTPS server over loopback: AdmissionReview in and out, keep-
+// alive, the body limit, routing by path, TLS versions, and certificate
+// rotation without dropping connections.
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <spdlog/sinks/null_sink.h>
+#include <spdlog/spdlog.h>
+
+#include "test/webhooks/https_client.h"
+#include "test/webhooks/test_certs.h"
+#include "webhooks/registrations.h"
+#include "webhooks/server.h"
+
+namespace captf::webhooks {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::HttpsClient;
+using testing::KeyPair;
+
+constexpr const char* kClusterPath =
+    "/validate-infrastructure-cluster-x-k8s-io-v1alpha1-terraformcluster";
+
+constexpr const char* kGoodCluster =
+    R"({"apiVersion":"infrastructure.cluster.x-k8s.io/v1alpha1","kind":"TerraformCluster",)"
+    R"("metadata":{"name":"c1","namespace":"ns"},"spec":{"identityRef":{"name":"id"},)"
+    R"("source":{"image":"registry.example.com/modules/cluster:v1.0.0"}}})";
+constexpr const char* kBadCluster =
+    R"({"apiVersion":"infrastructure.cluster.x-k8s.io/v1alpha1","kind":"TerraformCluster",)"
+    R"("metadata":{"name":"c1","namespace":"ns"},"spec":{"identityRef":{"name":"id"},)"
+    R"("source":{"image":"registry.example.com/modules/cluster"}}})";
+
+std::shared_ptr<spdlog::logger> nullLogger() {
+  return std::make_shared<spdlog::logger>("webhook-server-test",
+                                          std::make_shared<spdlog::sinks::null_sink_mt>());
+}
+
+class NoLookups : public AdmissionLookups, public AccessReviewer {
+public:
+  absl::StatusOr<std::optional<OwnerMachine>> getMachine(std::string_view,
+                                                         std::string_view) override {
+    return std::optional<OwnerMachine>();
+  }
+  absl::StatusOr<std::optional<ClusterInfo>> getCluster(std::string_view,
+                                                        std::string_view) override {
+    return std::optional<ClusterInfo>();
+  }
+  absl::StatusOr<IdentityUsageSnapshot> identityUsage() override { return IdentityUsageSnapshot{}; }
+  absl::StatusOr<AccessDecision> review(const nlohmann::json&) override {
+    return AccessDecision{true, false, "", ""};
+  }
+};
+
+class WebhookServerTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("captf-webhook-server-test-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    ca_ = testing::makeCa("captf-test-ca");
+    testing::writePair(dir_.string(), testing::makeServingCert(ca_, {"localhost"}, 100));
+  }
+  void TearDown() override {
+    server_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  void start(ServerOptions options = {}) {
+    options.address = "127.0.0.1";
+    options.port = 0;
+    options.cert_dir = dir_.string();
+    options.reload_interval = std::chrono::milliseconds(50);
+    server_ = std::make_unique<WebhookServer>(options, handler_, nullLogger());
+    ASSERT_TRUE(server_->start().ok());
+  }
+
+  HttpsClient client(bool max_tls12 = false) const {
+    return HttpsClient("127.0.0.1", server_->port(), ca_.cert_pem, max_tls12);
+  }
+
+  std::filesystem::path dir_;
+  KeyPair ca_;
+  NoLookups lookups_;
+  AdmissionHandler handler_{lookups_, lookups_};
+  std::unique_ptr<WebhookServer> server_;
+};
+
+TEST_F(WebhookServerTest, AdmitsAndDeniesWithTheUidEchoedOnOneKeepAliveConnection) {
+  start();
+  HttpsClient c = client();
+  auto good =
+      c.post(kClusterPath, testing::admissionReview("uid-1", "TerraformCluster", kGoodCluster));
+  ASSERT_TRUE(good.ok()) << good.status();
+  EXPECT_EQ(good->status, 200);
+  EXPECT_TRUE(good->keep_alive);
+  const auto good_doc = nlohmann::json::parse(good->body);
+  EXPECT_EQ(good_doc["apiVersion"], "admission.k8s.io/v1");
+  EXPECT_EQ(good_doc["response"]["uid"], "uid-1");
+  EXPECT_EQ(good_doc["response"]["allowed"], true);
+
+  auto bad =
+      c.post(kClusterPath, testing::admissionReview("uid-2", "TerraformCluster", kBadCluster));
+  ASSERT_TRUE(bad.ok()) << bad.status();
+  const auto bad_doc = nlohmann::json::parse(bad->body);
+  EXPECT_EQ(bad_doc["response"]["uid"], "uid-2");
+  EXPECT_EQ(bad_doc["response"]["allowed"], false);
+  EXPECT_EQ(bad_doc["response"]["status"]["code"], 422);
+  EXPECT_THAT(bad_doc["response"]["status"]["message"].get<std::string>(),
+              HasSubstr("spec.source.image"));
+}
+
+TEST_F(WebhookServerTest, IgnoresTheTimeoutQueryTheApiServerAppends) {
+  start();
+  HttpsClient c = client();
+  auto r = c.post(std::string(kClusterPath) + "?timeout=10s",
+                  testing::admissionReview("uid-q", "TerraformCluster", kGoodCluster));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(nlohmann::json::parse(r->body)["response"]["allowed"], true);
+}
+
+TEST_F(WebhookServerTest, ServesEveryRegisteredPathAndNoOther) {
+  start();
+  for (const WebhookRegistration& reg : webhookRegistrations()) {
+    const WebhookServer::Reply reply = server_->serve(
+        "POST", reg.path, testing::admissionReview("u", "SomethingElse", kGoodCluster));
+    EXPECT_EQ(reply.status, 200) << reg.path;
+    EXPECT_THAT(reply.body, HasSubstr(reg.kind)) << reg.path;
+  }
+  EXPECT_EQ(server_->serve("POST", "/validate-something", "{}").status, 404);
+  EXPECT_EQ(server_->serve("GET", kClusterPath, "").status, 405);
+  EXPECT_EQ(server_->serve("GET", "/readyz", "").status, 200);
+}
+
+TEST_F(WebhookServerTest, MalformedReviewsAreDeniedAsBadRequests) {
+  start();
+  const WebhookServer::Reply reply = server_->serve(
+      "POST", kClusterPath,
+      R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u-9"}})");
+  ASSERT_EQ(reply.status, 200);
+  const auto doc = nlohmann::json::parse(reply.body);
+  EXPECT_EQ(doc["response"]["uid"], "u-9");
+  EXPECT_EQ(doc["response"]["allowed"], false);
+  EXPECT_EQ(doc["response"]["status"]["code"], 400);
+}
+
+TEST_F(WebhookServerTest, RefusesBodiesOverTheLimitWith413) {
+  ServerOptions options;
+  options.max_body_bytes = 1024;
+  start(options);
+  HttpsClient c = client();
+  auto r = c.post(kClusterPath, std::string(4096, 'x'));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->status, 413);
+  EXPECT_FALSE(r->keep_alive);
+}
+
+TEST_F(WebhookServerTest, EnforcesTheMinimumTlsVersion) {
+  ServerOptions options;
+  options.tls.min_version = TlsVersion::kTls13;
+  start(options);
+  HttpsClient old_client = client(/*max_tls12=*/true);
+  EXPECT_FALSE(old_client.connect().ok());
+  HttpsClient new_client = client();
+  EXPECT_TRUE(new_client.connect().ok());
+}
+
+TEST_F(WebhookServerTest, RejectsUnknownCipherSuitesAndVersions) {
+  EXPECT_FALSE(parseTlsVersion("VersionTLS14").ok());
+  EXPECT_EQ(*parseTlsVersion("VersionTLS13"), TlsVersion::kTls13);
+  ServerOptions options;
+  options.address = "127.0.0.1";
+  options.port = 0;
+  options.cert_dir = dir_.string();
+  options.tls.cipher_suites = {"TLS_NOT_A_SUITE"};
+  WebhookServer server(options, handler_, nullLogger());
+  EXPECT_FALSE(server.start().ok());
+  options.tls.cipher_suites = {"TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
+                               "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305"};
+  WebhookServer server2(options, handler_, nullLogger());
+  EXPECT_TRUE(server2.start().ok());
+}
+
+TEST_F(WebhookServerTest, NotReadyWithoutACertificate) {
+  std::filesystem::remove(dir_ / "tls.crt");
+  ServerOptions options;
+  options.address = "127.0.0.1";
+  options.port = 0;
+  options.cert_dir = dir_.string();
+  WebhookServer server(options, handler_, nullLogger());
+  EXPECT_FALSE(server.ready().ok());
+  EXPECT_FALSE(server.start().ok());
+}
+
+TEST_F(WebhookServerTest, RotatesTheCertificateWithoutDroppingOpenConnections) {
+  start();
+  EXPECT_TRUE(server_->ready().ok());
+  HttpsClient old_conn = client();
+  ASSERT_TRUE(old_conn.connect().ok());
+  EXPECT_EQ(old_conn.peerSerial(), 100);
+
+  testing::writePair(dir_.string(), testing::makeServingCert(ca_, {"localhost"}, 200));
+  for (int i = 0; i < 200 && server_->certificateGeneration() < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_EQ(server_->certificateGeneration(), 2);
+
+  HttpsClient new_conn = client();
+  ASSERT_TRUE(new_conn.connect().ok());
+  EXPECT_EQ(new_conn.peerSerial(), 200);
+  // The connection opened before the rotation still serves.
+  auto r = old_conn.post(kClusterPath,
+                         testing::admissionReview("uid-old", "TerraformCluster", kGoodCluster));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(nlohmann::json::parse(r->body)["response"]["uid"], "uid-old");
+
+  // A key that does not match the certificate is not taken.
+  const KeyPair third = testing::makeServingCert(ca_, {"localhost"}, 300);
+  const KeyPair fourth = testing::makeServingCert(ca_, {"localhost"}, 400);
+  testing::writePair(dir_.string(), {third.cert_pem, fourth.key_pem});
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(server_->certificateGeneration(), 2);
+  EXPECT_TRUE(server_->ready().ok());
+}
+
+TEST(WebhookRegistrationsTest, ConfigWebhookManifestIsGeneratedFromTheRegistrations) {
+  const char* source_dir = std::getenv("CAPTF_SOURCE_DIR");
+  ASSERT_NE(source_dir, nullptr);
+  std::ifstream in(std::filesystem::path(source_dir) / "config/webhook/manifests.yaml");
+  ASSERT_TRUE(in) << "config/webhook/manifests.yaml is missing";
+  std::stringstream buf;
+  buf << in.rdbuf();
+  EXPECT_EQ(buf.str(), toYaml(validatingWebhookConfiguration(ServiceClientConfig{})))
+      << "regenerate with: webhook-server --print-webhook-configuration > "
+         "config/webhook/manifests.yaml";
+}
+
+TEST(WebhookRegistrationsTest, UrlConfigurationPointsEveryHookAtTheServer) {
+  const nlohmann::json doc =
+      validatingWebhookConfiguration(UrlClientConfig{"https://127.0.0.1:1234", "PEM"}, "x");
+  ASSERT_EQ(doc["webhooks"].size(), 7U);
+  for (const nlohmann::json& hook : doc["webhooks"]) {
+    EXPECT_THAT(hook["clientConfig"]["url"].get<std::string>(),
+                HasSubstr("https://127.0.0.1:1234/validate-"));
+    EXPECT_EQ(hook["clientConfig"]["caBundle"], "UEVN");
+  }
+  EXPECT_EQ(doc["webhooks"][6]["rules"][0]["resources"][0], "terraformclusteridentities");
+}
+
+} // namespace
+} // namespace captf::webhooks
