@@ -1,0 +1,60 @@
+#pragma once
+
+#include <set>
+#include <string_view>
+#include <vector>
+
+#include "lint/contract_view.h"
+#include "lint/finding.h"
+#include "lint/hcl/ast.h"
+#include "lint/module/loader.h"
+
+// The module checks of spec §4.6. Each check is a pure function of the loaded
+// module tree and the role's contract table; runModuleChecks runs them all.
+namespace captf::lint {
+
+// Every check of spec §4.6 for `contract.role`, in the order of the spec's
+// table. Findings are not sorted (see sortFindings).
+std::vector<Finding> runModuleChecks(const ModuleTree& tree, const RoleContract& contract);
+
+// The individual checks, exposed for tests. Root-only checks read
+// tree.root(); tree checks visit every module.
+void checkInputs(const LoadedModule& root, const RoleContract& contract, std::vector<Finding>& out);
+void checkTagsUnused(const LoadedModule& root, std::vector<Finding>& out);
+void checkOutputs(const LoadedModule& root, const RoleContract& contract,
+                  std::vector<Finding>& out);
+void checkAutoscalingIgnoreChanges(const ModuleTree& tree, std::vector<Finding>& out);
+void checkStateBlocks(const ModuleTree& tree, std::vector<Finding>& out);
+void checkProviderConfig(const ModuleTree& tree, std::vector<Finding>& out);
+void checkSourceEscape(const ModuleTree& tree, std::vector<Finding>& out);
+void checkTofuShadow(const LoadedModule& root, std::vector<Finding>& out);
+void checkVersion(const LoadedModule& root, std::vector<Finding>& out);
+
+// Whether passing a variable into a local module call counts as using it.
+enum class Forwarding {
+  kIgnore, // module blocks are not scanned (spec §4.5 "Reference scan")
+  kFollow, // an argument that carries var.<name> counts if the child uses it
+};
+
+// Whether the module references var.<name> in any block except module
+// blocks; with Forwarding::kFollow, also when it passes var.<name> as an
+// argument to a loaded local module that (recursively) references that
+// argument (input/tags-unused).
+bool referencesVariable(const LoadedModule& module, std::string_view name, Forwarding forwarding);
+
+// The "sorted" rule of output/provider-id-list-shape: sort(...); parentheses,
+// tolist() or distinct() around a sorted expression; concat() of sorted
+// expressions; a conditional with both branches sorted.
+bool isSorted(const hcl::Expression& expr);
+
+// Whether `text` matches the desired-capacity pattern of
+// pool/autoscaling-ignore-changes,
+// \b(desired_capacity|desired_size|target_size|instance_count)\b|\bsku(\[\d+\])?\.capacity\b
+// (hand-written: std::regex recurses once per input character, and this
+// text comes from the module).
+bool matchesDesiredCapacity(std::string_view text);
+
+// The credential argument names of module/provider-config, lower case.
+const std::set<std::string_view>& credentialArgumentNames();
+
+} // namespace captf::lint

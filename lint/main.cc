@@ -1,0 +1,24 @@
+// tfcapi-lint: checks a CAPTF module against the module contract (spec §4).
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "lint/cli.h"
+#include "lint/contract_source.h"
+
+#ifndef CAPTF_LINT_VERSION
+#define CAPTF_LINT_VERSION "dev"
+#endif
+#ifndef CAPTF_LINT_COMMIT
+#define CAPTF_LINT_COMMIT "unknown"
+#endif
+#ifndef CAPTF_LINT_DATE
+#define CAPTF_LINT_DATE "unknown"
+#endif
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv, argv + argc);
+  const captf::lint::ContractTables contracts;
+  const captf::lint::BuildInfo build{CAPTF_LINT_VERSION, CAPTF_LINT_COMMIT, CAPTF_LINT_DATE};
+  return captf::lint::runCli(args, std::cout, std::cerr, contracts, build);
+}

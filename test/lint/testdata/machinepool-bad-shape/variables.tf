@@ -1,0 +1,29 @@
+variable "captf_contract" { type = string }
+variable "captf_cluster" { type = any }
+variable "captf_object" { type = any }
+variable "captf_tags" { type = map(string) }
+variable "captf_cluster_outputs" { type = any }
+variable "machinepool_name" { type = string }
+variable "replicas" { type = number }
+variable "bootstrap_format" { type = string }
+variable "failure_domains" { type = list(string) }
+variable "cluster_failure_domains" { type = list(string) }
+variable "node_labels" { type = map(string) }
+
+variable "bootstrap_data" {
+  type      = string
+  sensitive = true
+}
+
+variable "kubernetes_version" {
+  type    = string
+  default = null
+}
+
+variable "autoscaling" {
+  type = object({
+    enabled = bool
+    min     = number
+    max     = number
+  })
+}

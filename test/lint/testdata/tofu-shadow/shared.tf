@@ -1,0 +1,3 @@
+locals {
+  shared = "seen by both"
+}
