@@ -1,0 +1,71 @@
+# Linking the runner fully static from Debian's packages.
+#
+# The imported targets Debian's CMake packages define (absl::*, OpenSSL::*,
+# ZLIB::ZLIB, protobuf::libprotobuf) point at shared objects, which `-static`
+# cannot link; each has a static archive beside it (libfoo.so.N -> libfoo.a),
+# which captf_runner_link_static() substitutes in the whole link closure of
+# a target.
+#
+# gRPC: contract/ links gRPC into captf_contract_proto because report.proto
+# has a service, but the runner uses the messages only (the report stream
+# client is not written yet), so in static builds the gRPC libraries are
+# taken out of that library's link interface; static archives pull in only
+# the objects a program references. Requested from contract/: split the
+# generated code into a messages library (protobuf only) and a gRPC library,
+# which makes this unnecessary.
+
+function(_captf_static_archive_of shared out)
+  get_filename_component(dir "${shared}" DIRECTORY)
+  get_filename_component(name "${shared}" NAME)
+  string(REGEX REPLACE "\\.so(\\.[0-9.]+)?$" ".a" archive "${name}")
+  if(archive STREQUAL name)
+    set(${out} "" PARENT_SCOPE)
+  else()
+    set(${out} "${dir}/${archive}" PARENT_SCOPE)
+  endif()
+endfunction()
+
+function(captf_runner_link_static target)
+  if(TARGET captf_contract_proto)
+    get_target_property(proto_links captf_contract_proto INTERFACE_LINK_LIBRARIES)
+    if(proto_links)
+      list(FILTER proto_links EXCLUDE REGEX "gRPC::|grpc")
+      set_target_properties(captf_contract_proto PROPERTIES INTERFACE_LINK_LIBRARIES
+                                                            "${proto_links}")
+    endif()
+  endif()
+
+  set(queue ${target})
+  set(seen "")
+  while(queue)
+    list(POP_FRONT queue item)
+    string(REGEX REPLACE "^\\$<LINK_ONLY:(.*)>$" "\\1" item "${item}")
+    string(REGEX REPLACE "^::@\\([^)]*\\);?" "" item "${item}")
+    if(item STREQUAL "" OR item IN_LIST seen OR NOT TARGET ${item})
+      continue()
+    endif()
+    list(APPEND seen ${item})
+    get_target_property(imported ${item} IMPORTED)
+    get_target_property(type ${item} TYPE)
+    if(imported AND NOT type STREQUAL "INTERFACE_LIBRARY")
+      foreach(prop IMPORTED_LOCATION IMPORTED_LOCATION_NONE IMPORTED_LOCATION_RELEASE
+                   IMPORTED_LOCATION_RELWITHDEBINFO IMPORTED_LOCATION_DEBUG
+                   IMPORTED_LOCATION_NOCONFIG)
+        get_target_property(location ${item} ${prop})
+        if(location AND location MATCHES "\\.so(\\.[0-9.]+)?$")
+          _captf_static_archive_of("${location}" archive)
+          if(NOT EXISTS "${archive}")
+            message(FATAL_ERROR "${item}: no static archive beside ${location}")
+          endif()
+          set_target_properties(${item} PROPERTIES ${prop} "${archive}")
+        endif()
+      endforeach()
+    endif()
+    foreach(prop LINK_LIBRARIES INTERFACE_LINK_LIBRARIES)
+      get_target_property(links ${item} ${prop})
+      if(links)
+        list(APPEND queue ${links})
+      endif()
+    endforeach()
+  endwhile()
+endfunction()

@@ -1,0 +1,140 @@
+// A static program the runner's tests start instead of a runtime: it does
+// what its arguments say, in order, and ignores arguments it does not know
+// (so that it can stand behind `--bin` and receive a step's arguments too).
+//
+//   out:TEXT        print TEXT and a newline on stdout
+//   err:TEXT        the same on stderr
+//   outbytes:N      print N bytes ('x') on stdout
+//   env:NAME        print "NAME=value" or "NAME unset"
+//   cwd             print the working directory
+//   pidfile:PATH    write this process's pid to PATH
+//   sleep:SECONDS   sleep (fractions allowed)
+//   trap:CODE:DELAY on SIGTERM print "child: SIGTERM" on stderr, wait DELAY
+//                   seconds, then exit CODE
+//   ignoreterm      ignore SIGTERM
+//   grandchild:S    fork a process that keeps stdout open, writes its pid to
+//                   "<pidfile>.grandchild" when a pidfile was named, and
+//                   sleeps S seconds
+//   kill:SIG        raise signal SIG
+//   exit:N          exit with N
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+namespace {
+
+volatile sig_atomic_t got_term = 0;
+int trap_code = 143;
+double trap_delay = 0;
+std::string pidfile;
+
+void onTerm(int) {
+  got_term = 1;
+}
+
+void napFor(double seconds) {
+  timespec ts{};
+  ts.tv_sec = static_cast<time_t>(seconds);
+  ts.tv_nsec = static_cast<long>((seconds - static_cast<double>(ts.tv_sec)) * 1e9);
+  while (nanosleep(&ts, &ts) != 0 && got_term == 0) {
+  }
+}
+
+void checkTerm() {
+  if (got_term != 0) {
+    std::fputs("child: SIGTERM\n", stderr);
+    std::fflush(stderr);
+    napFor(trap_delay);
+    std::fflush(stdout);
+    _exit(trap_code);
+  }
+}
+
+void sleepFor(double seconds) {
+  const double step = 0.02;
+  for (double slept = 0; slept < seconds; slept += step) {
+    checkTerm();
+    napFor(step);
+  }
+  checkTerm();
+}
+
+void writePid(const std::string& path, pid_t pid) {
+  if (FILE* f = std::fopen(path.c_str(), "w")) {
+    std::fprintf(f, "%d\n", static_cast<int>(pid));
+    std::fclose(f);
+  }
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const auto colon = arg.find(':');
+    const std::string verb = arg.substr(0, colon);
+    const std::string value = colon == std::string::npos ? "" : arg.substr(colon + 1);
+    if (verb == "out") {
+      std::printf("%s\n", value.c_str());
+    } else if (verb == "err") {
+      std::fprintf(stderr, "%s\n", value.c_str());
+    } else if (verb == "outbytes") {
+      const std::string block(65536, 'x');
+      long left = std::atol(value.c_str());
+      while (left > 0) {
+        const long n = left < 65536 ? left : 65536;
+        std::fwrite(block.data(), 1, static_cast<size_t>(n), stdout);
+        left -= n;
+      }
+    } else if (verb == "env") {
+      const char* v = std::getenv(value.c_str());
+      if (v != nullptr) {
+        std::printf("%s=%s\n", value.c_str(), v);
+      } else {
+        std::printf("%s unset\n", value.c_str());
+      }
+    } else if (verb == "cwd") {
+      char buffer[4096];
+      std::printf("%s\n", getcwd(buffer, sizeof buffer) != nullptr ? buffer : "?");
+    } else if (verb == "pidfile") {
+      pidfile = value;
+      writePid(pidfile, getpid());
+    } else if (verb == "sleep") {
+      std::fflush(stdout);
+      sleepFor(std::atof(value.c_str()));
+    } else if (verb == "trap") {
+      const auto second = value.find(':');
+      trap_code = std::atoi(value.substr(0, second).c_str());
+      trap_delay = second == std::string::npos ? 0 : std::atof(value.substr(second + 1).c_str());
+      struct sigaction action {};
+      action.sa_handler = onTerm;
+      sigaction(SIGTERM, &action, nullptr);
+    } else if (verb == "ignoreterm") {
+      signal(SIGTERM, SIG_IGN);
+    } else if (verb == "grandchild") {
+      std::fflush(stdout);
+      const pid_t pid = fork();
+      if (pid == 0) {
+        if (!pidfile.empty()) {
+          writePid(pidfile + ".grandchild", getpid());
+        }
+        napFor(std::atof(value.c_str()));
+        std::printf("grandchild done\n");
+        _exit(0);
+      }
+    } else if (verb == "kill") {
+      std::fflush(stdout);
+      raise(std::atoi(value.c_str()));
+    } else if (verb == "exit") {
+      std::fflush(stdout);
+      return std::atoi(value.c_str());
+    }
+    std::fflush(stdout);
+  }
+  return 0;
+}

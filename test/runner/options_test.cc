@@ -1,0 +1,211 @@
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "runner/options.h"
+
+namespace captf::runner {
+namespace {
+
+namespace pb = ::captf::runner::v1alpha1;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+ParsedCommandLine parse(std::vector<std::string> args) {
+  return parseCommandLine(args);
+}
+
+// What the manager passes for a guarded TerraformCluster apply (spec §13.3).
+TEST(OptionsTest, ParsesTheManagersClusterApplyArguments) {
+  const ParsedCommandLine parsed = parse({
+      "run",
+      "--op=apply",
+      "--bin=/captf/runtime",
+      "--image=registry.example/mod:v1",
+      "--module=/captf/module",
+      "--providers=/captf/providers",
+      "--workdir=/captf/work",
+      "--config=/captf/config",
+      "--lock-timeout=300s",
+      "--stop-timeout=570s",
+      "--backend-config=secret_suffix=0123456789abcdef-c",
+      "--backend-config=namespace=ns1",
+      "--backend-config=in_cluster_config=true",
+      R"(--backend-config=labels={"captf.io/managed" = "true"})",
+      "--guard-deletes",
+      "--inputs-hash",
+      "h2:abc",
+      "--allow-deletes-hash=h2:abc",
+      "--force-unlock",
+      "lock-1",
+  });
+  ASSERT_TRUE(parsed.status.ok()) << parsed.status;
+  const Invocation& inv = parsed.invocation;
+  EXPECT_EQ(inv.command, Command::kRun);
+  const RunOptions& run = inv.run;
+  EXPECT_EQ(run.operation, pb::OPERATION_APPLY);
+  EXPECT_THAT(run.bin, ElementsAre("/captf/runtime"));
+  EXPECT_EQ(run.image, "registry.example/mod:v1");
+  EXPECT_EQ(run.lock_timeout, absl::Seconds(300));
+  EXPECT_EQ(run.stop_timeout, absl::Seconds(570));
+  EXPECT_THAT(run.backend_config,
+              ElementsAre("secret_suffix=0123456789abcdef-c", "namespace=ns1",
+                          "in_cluster_config=true", R"(labels={"captf.io/managed" = "true"})"));
+  EXPECT_TRUE(run.guard_deletes);
+  EXPECT_EQ(run.inputs_hash, "h2:abc");
+  EXPECT_EQ(run.allow_deletes_hash, "h2:abc");
+  EXPECT_EQ(run.force_unlock, "lock-1");
+  EXPECT_EQ(run.result, "/dev/termination-log");
+  EXPECT_FALSE(run.restore_resources.has_value());
+}
+
+TEST(OptionsTest, DefaultsAreTheSpecifiedOnes) {
+  const ParsedCommandLine parsed = parse({"run", "--op=destroy"});
+  ASSERT_TRUE(parsed.status.ok()) << parsed.status;
+  const RunOptions& run = parsed.invocation.run;
+  EXPECT_THAT(run.bin, ElementsAre("/captf/runtime"));
+  EXPECT_EQ(run.module, "/captf/module");
+  EXPECT_EQ(run.providers, "/captf/providers");
+  EXPECT_EQ(run.workdir, "/captf/work");
+  EXPECT_EQ(run.config, "/captf/config");
+  EXPECT_EQ(run.result, "/dev/termination-log");
+  EXPECT_EQ(run.lock_timeout, absl::Minutes(5));
+  EXPECT_EQ(run.stop_timeout, absl::Minutes(1));
+  EXPECT_EQ(run.restore_chunks, 0);
+  EXPECT_FALSE(run.guard_deletes);
+  const LoggingOptions& log = parsed.invocation.logging;
+  EXPECT_EQ(log.format, LogFormat::kText);
+  EXPECT_EQ(log.verbosity, 0);
+  EXPECT_EQ(log.flush_frequency, absl::Seconds(5));
+}
+
+TEST(OptionsTest, RepeatedBinReplacesTheDefaultThenAppends) {
+  const ParsedCommandLine parsed =
+      parse({"run", "--op=plan", "--bin", "/usr/bin/env", "--bin=tofu"});
+  ASSERT_TRUE(parsed.status.ok()) << parsed.status;
+  EXPECT_THAT(parsed.invocation.run.bin, ElementsAre("/usr/bin/env", "tofu"));
+}
+
+TEST(OptionsTest, RestoreCountsAndBoolForms) {
+  const ParsedCommandLine parsed = parse({"run", "--op=restore", "--restore-chunks=3",
+                                          "--restore-resources", "7", "--guard-deletes=false"});
+  ASSERT_TRUE(parsed.status.ok()) << parsed.status;
+  EXPECT_EQ(parsed.invocation.run.restore_chunks, 3);
+  EXPECT_EQ(parsed.invocation.run.restore_resources, 7);
+  EXPECT_FALSE(parsed.invocation.run.guard_deletes);
+}
+
+TEST(OptionsTest, LoggingFlagsAreAcceptedAnywhere) {
+  const ParsedCommandLine parsed = parse(
+      {"--logging-format=json", "run", "-v", "3", "--op=drift", "--vmodule=run=2,state=4",
+       "--feature-gates=ContextualLogging=true,LoggingBetaOptions=false",
+       "--log-json-info-buffer-size=64Ki", "--log-json-split-stream", "--log-flush-frequency=1s"});
+  ASSERT_TRUE(parsed.status.ok()) << parsed.status;
+  const LoggingOptions& log = parsed.invocation.logging;
+  EXPECT_EQ(log.format, LogFormat::kJson);
+  EXPECT_EQ(log.verbosity, 3);
+  EXPECT_EQ(log.vmodule, "run=2,state=4");
+  EXPECT_EQ(log.feature_gates.at("ContextualLogging"), true);
+  EXPECT_EQ(log.json_info_buffer_bytes, 64 * 1024);
+  EXPECT_TRUE(log.json_split_stream);
+  EXPECT_TRUE(log.splitStream());
+  EXPECT_EQ(log.flush_frequency, absl::Seconds(1));
+  for (const auto& v : {"-v=2", "-v2", "--v=2"}) {
+    const ParsedCommandLine short_form = parse({"run", "--op=drift", v});
+    ASSERT_TRUE(short_form.status.ok()) << v << ": " << short_form.status;
+    EXPECT_EQ(short_form.invocation.logging.verbosity, 2) << v;
+  }
+}
+
+TEST(OptionsTest, CopyAndVersion) {
+  ParsedCommandLine parsed = parse({"copy", "/captf/bin/runner"});
+  ASSERT_TRUE(parsed.status.ok()) << parsed.status;
+  EXPECT_EQ(parsed.invocation.command, Command::kCopy);
+  EXPECT_EQ(parsed.invocation.copy_destination, "/captf/bin/runner");
+
+  parsed = parse({"version"});
+  ASSERT_TRUE(parsed.status.ok());
+  EXPECT_EQ(parsed.invocation.command, Command::kVersion);
+  parsed = parse({"--version"});
+  ASSERT_TRUE(parsed.status.ok());
+  EXPECT_EQ(parsed.invocation.command, Command::kVersion);
+  parsed = parse({"run", "--op=apply", "-h"});
+  ASSERT_TRUE(parsed.status.ok());
+  EXPECT_EQ(parsed.invocation.command, Command::kHelp);
+}
+
+struct UsageCase {
+  std::vector<std::string> args;
+  std::string message;
+};
+
+void PrintTo(const UsageCase& c, std::ostream* os) {
+  *os << c.message;
+}
+
+class OptionsUsageTest : public ::testing::TestWithParam<UsageCase> {};
+
+TEST_P(OptionsUsageTest, IsAUsageError) {
+  const ParsedCommandLine parsed = parse(GetParam().args);
+  EXPECT_TRUE(absl::IsInvalidArgument(parsed.status)) << parsed.status;
+  EXPECT_THAT(std::string(parsed.status.message()), HasSubstr(GetParam().message));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    All, OptionsUsageTest,
+    ::testing::Values(
+        UsageCase{{}, "missing command"}, UsageCase{{"launch"}, "unknown command"},
+        UsageCase{{"run"}, "--op is required"},
+        UsageCase{{"run", "--op=deploy"}, "want apply, destroy, drift, refresh, restore or plan"},
+        UsageCase{{"run", "--op=apply", "extra"}, "unexpected argument \"extra\""},
+        UsageCase{{"run", "--op=apply", "--frobnicate"}, "unknown flag: --frobnicate"},
+        UsageCase{{"run", "--op=apply", "--lock-timeout=soon"}, "want a duration"},
+        UsageCase{{"run", "--op=apply", "--lock-timeout=-5s"}, "negative"},
+        UsageCase{{"run", "--op=apply", "--stop-timeout=inf"}, "want a duration"},
+        UsageCase{{"run", "--op=apply", "--restore-chunks=-1"}, "non-negative integer"},
+        UsageCase{{"run", "--op=apply", "--guard-deletes=maybe"}, "want true or false"},
+        UsageCase{{"run", "--op=apply", "--guard-deletes"}, "--guard-deletes needs --inputs-hash"},
+        UsageCase{{"run", "--op=apply", "--backend-config=/etc/passwd"}, "want key=value"},
+        UsageCase{{"run", "--op=apply", "--bin=tofu"}, "absolute path"},
+        UsageCase{{"run", "--op=apply", "--job-name=j"}, "go together"},
+        UsageCase{{"run", "--op=apply", "--job-name=j", "--event-object=v1/Pod"},
+                  "<apiVersion>/<kind>"},
+        UsageCase{{"run", "--op"}, "flag needs an argument: --op"},
+        UsageCase{{"run", "--op=apply", "--logging-format=yaml"}, "want text or json"},
+        UsageCase{{"run", "--op=apply", "-v=-1"}, "non-negative"},
+        UsageCase{{"run", "--op=apply", "--vmodule=run"}, "pattern=N"},
+        UsageCase{{"run", "--op=apply", "--feature-gates=Bogus=true"}, "unrecognized feature gate"},
+        UsageCase{{"run", "--op=apply", "--log-text-info-buffer-size=1.5Mi"}, "quantity"},
+        UsageCase{{"copy"}, "exactly one argument"},
+        UsageCase{{"copy", "a", "b"}, "exactly one argument"},
+        UsageCase{{"copy", "/x", "--op=apply"}, "only run takes it"},
+        UsageCase{{"version", "now"}, "unexpected argument"},
+        UsageCase{{"run", "--op=apply", "-x"}, "unknown shorthand flag"}));
+
+TEST(OptionsTest, UsageErrorStillFindsTheResultPath) {
+  const ParsedCommandLine parsed =
+      parse({"run", "--op=bogus", "--result", "/tmp/result", "--image=x"});
+  EXPECT_FALSE(parsed.status.ok());
+  EXPECT_EQ(parsed.invocation.run.result, "/tmp/result");
+}
+
+TEST(OptionsTest, EventObjectAcceptsGroupAndCoreApiVersions) {
+  for (const std::string object :
+       {"infrastructure.cluster.x-k8s.io/v1alpha1/TerraformCluster/ns/c1/uid-1",
+        "v1/ConfigMap/ns/c1/uid-1"}) {
+    const ParsedCommandLine parsed =
+        parse({"run", "--op=apply", "--event-object=" + object, "--job-name=job-1"});
+    EXPECT_TRUE(parsed.status.ok()) << object << ": " << parsed.status;
+  }
+}
+
+TEST(OptionsTest, DoubleDashEndsFlags) {
+  const ParsedCommandLine parsed = parse({"copy", "--", "--odd-name"});
+  ASSERT_TRUE(parsed.status.ok()) << parsed.status;
+  EXPECT_EQ(parsed.invocation.copy_destination, "--odd-name");
+}
+
+} // namespace
+} // namespace captf::runner
