@@ -380,7 +380,7 @@ func (k *kubelet) runContainer(ctx context.Context, w *podWorker, pod *corev1.Po
 	if err != nil {
 		return terminated(128, "StartError", err.Error(), metav1.Now())
 	}
-	if ctx.Err() != nil || isClosed(w.deleting) {
+	if ctx.Err() != nil || closed(w.deleting) {
 		return terminated(137, "Error", "", metav1.Now())
 	}
 	logPath := filepath.Join(w.dir, "logs", c.Name+".log")

@@ -378,7 +378,7 @@ func (k *kubelet) run(w *podWorker, pod *corev1.Pod) {
 				failed := t == nil || t.ExitCode != 0
 				restart := pod.Spec.RestartPolicy == corev1.RestartPolicyAlways ||
 					(pod.Spec.RestartPolicy == corev1.RestartPolicyOnFailure && failed)
-				if !restart || ctx.Err() != nil || isClosed(w.deleting) {
+				if !restart || ctx.Err() != nil || closed(w.deleting) {
 					return
 				}
 				k.updateStatus(pod, func(s *corev1.PodStatus) { putStatus(&s.ContainerStatuses, results[i]) })
@@ -407,7 +407,6 @@ func (k *kubelet) run(w *podWorker, pod *corev1.Pod) {
 	})
 }
 
-func isClosed(c chan struct{}) bool { return closed(c) }
 
 func closed(c chan struct{}) bool {
 	select {
