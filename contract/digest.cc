@@ -47,4 +47,62 @@ std::string base64Encode(std::string_view data) {
   return out;
 }
 
+std::optional<std::string> base64Decode(std::string_view text) {
+  if (text.size() % 4 != 0) {
+    return std::nullopt;
+  }
+  const auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') {
+      return c - 'A';
+    }
+    if (c >= 'a' && c <= 'z') {
+      return c - 'a' + 26;
+    }
+    if (c >= '0' && c <= '9') {
+      return c - '0' + 52;
+    }
+    if (c == '+') {
+      return 62;
+    }
+    if (c == '/') {
+      return 63;
+    }
+    return -1;
+  };
+  std::string out;
+  out.reserve(text.size() / 4 * 3);
+  for (std::size_t at = 0; at < text.size(); at += 4) {
+    const bool last = at + 4 == text.size();
+    std::array<int, 4> quad{};
+    int padding = 0;
+    for (std::size_t i = 0; i < 4; ++i) {
+      const char c = text[at + i];
+      if (c == '=' && last && i >= 2) {
+        ++padding;
+        quad[i] = 0;
+        continue;
+      }
+      if (padding > 0) {
+        return std::nullopt;
+      }
+      quad[i] = value(c);
+      if (quad[i] < 0) {
+        return std::nullopt;
+      }
+    }
+    const std::uint32_t bits = (static_cast<std::uint32_t>(quad[0]) << 18U) |
+                               (static_cast<std::uint32_t>(quad[1]) << 12U) |
+                               (static_cast<std::uint32_t>(quad[2]) << 6U) |
+                               static_cast<std::uint32_t>(quad[3]);
+    out.push_back(static_cast<char>((bits >> 16U) & 0xFFU));
+    if (padding < 2) {
+      out.push_back(static_cast<char>((bits >> 8U) & 0xFFU));
+    }
+    if (padding < 1) {
+      out.push_back(static_cast<char>(bits & 0xFFU));
+    }
+  }
+  return out;
+}
+
 } // namespace captf::contract

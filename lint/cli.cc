@@ -51,8 +51,9 @@ void addCheckFlags(CLI::App& cmd, CheckFlags& flags, std::string_view positional
 
 class Cli {
 public:
-  Cli(std::ostream& out, std::ostream& err, const ContractSource& contracts, const BuildInfo& build)
-      : out_(out), err_(err), contracts_(contracts), build_(build) {}
+  Cli(std::ostream& out, std::ostream& err, const ContractSource& contracts, const BuildInfo& build,
+      const ImageEnvironment& image_env)
+      : out_(out), err_(err), contracts_(contracts), build_(build), image_env_(image_env) {}
 
   int run(std::span<const std::string> args) {
     CLI::App app{"tfcapi-lint checks a CAPTF module or image against the module contract.",
@@ -73,7 +74,8 @@ public:
     bool insecure = false;
     CLI::App* image_cmd = app.add_subcommand("image", "check an OCI image");
     addCheckFlags(*image_cmd, image_flags, "image-ref");
-    image_cmd->add_option("--platform", platform, "the platform to check in an index");
+    image_cmd->add_option("--platform", platform, "the platform to check in an index")
+        ->capture_default_str();
     image_cmd->add_flag("--all-platforms", all_platforms, "check every platform");
     image_cmd->add_flag("--insecure", insecure, "allow a plain-HTTP registry");
 
@@ -107,15 +109,8 @@ public:
       return runModule(*module_cmd, module_flags);
     }
     if (image_cmd->parsed()) {
-      const std::string path = concat(kProgram, " image");
-      if (const int rc = validate(*image_cmd, path, image_flags,
-                                  "exactly one image reference is "
-                                  "required");
-          rc != kExitOk) {
-        return rc;
-      }
-      err_ << path << ": image mode is not available in this build\n";
-      return kExitUnparsable;
+      return runImage(*image_cmd, image_flags, platform, image_cmd->count("--platform") > 0,
+                      all_platforms, insecure);
     }
     if (version_cmd->parsed()) {
       if (!version_args.empty()) {
@@ -209,6 +204,46 @@ private:
     return emit(report, flags, path);
   }
 
+  int runImage(CLI::App& cmd, const CheckFlags& flags, const std::string& platform,
+               bool platform_explicit, bool all_platforms, bool insecure) {
+    const std::string path = concat(kProgram, " image");
+    if (const int rc = validate(cmd, path, flags, "exactly one image reference is required");
+        rc != kExitOk) {
+      return rc;
+    }
+    const absl::StatusOr<RoleContract> contract = contracts_.role(flags.contract, flags.role);
+    if (!contract.ok()) {
+      return usage(cmd, path, std::string(contract.status().message()));
+    }
+    const std::string& ref = flags.positionals.front();
+    if (const absl::Status s = validateImageReference(ref); !s.ok()) {
+      return usage(cmd, path, std::string(s.message()));
+    }
+    const absl::StatusOr<oci::Platform> wanted = oci::parsePlatform(platform);
+    if (!wanted.ok()) {
+      return usage(cmd, path, std::string(wanted.status().message()));
+    }
+    ImageLintOptions options;
+    options.ref = ref;
+    options.select.platform = *wanted;
+    options.select.platform_explicit = platform_explicit;
+    options.select.all_platforms = all_platforms;
+    options.insecure = insecure;
+    options.http = image_env_.http;
+    options.keychain = image_env_.keychain;
+    options.limits = image_env_.limits;
+    options.temp_dir = image_env_.temp_dir;
+    absl::StatusOr<Report> report = lintImage(options, *contract);
+    if (!report.ok()) {
+      err_ << path << ": " << report.status().message() << "\n";
+      return kExitUnparsable;
+    }
+    allowWarnings(report->findings,
+                  std::set<std::string>(flags.allow_warning.begin(), flags.allow_warning.end()));
+    sortFindings(report->findings);
+    return emit(*report, flags, path);
+  }
+
   int emit(const Report& report, const CheckFlags& flags, std::string_view path) {
     if (flags.json || flags.sarif) {
       const absl::StatusOr<std::string> doc =
@@ -243,13 +278,15 @@ private:
   std::ostream& err_;
   const ContractSource& contracts_;
   const BuildInfo& build_;
+  const ImageEnvironment& image_env_;
 };
 
 } // namespace
 
 int runCli(std::span<const std::string> args, std::ostream& out, std::ostream& err,
-           const ContractSource& contracts, const BuildInfo& build) {
-  return Cli(out, err, contracts, build).run(args);
+           const ContractSource& contracts, const BuildInfo& build,
+           const ImageEnvironment& image_env) {
+  return Cli(out, err, contracts, build, image_env).run(args);
 }
 
 } // namespace captf::lint

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "lint/contract_view.h"
+#include "lint/image_lint.h"
 
 // The tfcapi-lint command line (spec §4.1-§4.4), as a function so that tests
 // can run it with captured streams. main.cc only supplies the contract tables
@@ -17,10 +18,21 @@ struct BuildInfo {
   std::string date = "unknown";
 };
 
+// What image mode takes from the process environment: the keychain files,
+// the temporary directory, network timeouts. main.cc fills it in; tests
+// point it at their own files.
+struct ImageEnvironment {
+  oci::KeychainEnv keychain;
+  std::filesystem::path temp_dir; // "" for the system's
+  oci::HttpOptions http;
+  oci::ExtractLimits limits;
+};
+
 // Runs one invocation; `args` includes the program name. Writes reports to
 // `out`, usage and load errors to `err`, and returns the exit code (§4.3):
-// 0 clean, 1 findings, 2 the module cannot be read or parsed, 3 usage.
+// 0 clean, 1 findings, 2 the module or image cannot be read or parsed, 3 usage.
 int runCli(std::span<const std::string> args, std::ostream& out, std::ostream& err,
-           const ContractSource& contracts, const BuildInfo& build);
+           const ContractSource& contracts, const BuildInfo& build,
+           const ImageEnvironment& image_env = {});
 
 } // namespace captf::lint

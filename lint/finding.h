@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -52,9 +53,17 @@ enum class Strictness { kDefault, kStrict };
 // never counts.
 int exitCodeFor(const Summary& summary, Strictness strictness);
 
-// A module-mode report.
+// Image mode: what was checked (the JSON "image" object, the text header).
+struct ImageInfo {
+  std::string ref;                    // as given
+  std::string digest;                 // of the index or image the reference names
+  std::vector<std::string> platforms; // the checked ones, "os/arch[/variant]"
+};
+
+// A report of either mode.
 struct Report {
-  std::string module; // the positional argument, verbatim
+  std::string module;             // module mode: the positional argument, verbatim
+  std::optional<ImageInfo> image; // image mode only
   std::string contract;
   std::string role;
   // "terraform", "opentofu", or "no module".

@@ -1,4 +1,4 @@
-// tfcapi-lint: checks a CAPTF module against the module contract (spec §4).
+// tfcapi-lint: checks a CAPTF module or image against the module and image contracts (spec §4).
 #include <iostream>
 #include <string>
 #include <vector>
@@ -20,5 +20,7 @@ int main(int argc, char** argv) {
   const std::vector<std::string> args(argv, argv + argc);
   const captf::lint::ContractTables contracts;
   const captf::lint::BuildInfo build{CAPTF_LINT_VERSION, CAPTF_LINT_COMMIT, CAPTF_LINT_DATE};
-  return captf::lint::runCli(args, std::cout, std::cerr, contracts, build);
+  captf::lint::ImageEnvironment image_env;
+  image_env.keychain = captf::lint::oci::KeychainEnv::fromEnvironment();
+  return captf::lint::runCli(args, std::cout, std::cerr, contracts, build, image_env);
 }

@@ -4,6 +4,8 @@
 #include <string>
 #include <string_view>
 
+#include "absl/strings/string_view.h"
+
 // String building for messages. Debian's Abseil is built with its own
 // absl::string_view (ABSL_OPTION_USE_STD_STRING_VIEW=0), so absl::StrCat
 // does not accept std::string_view; lint code uses std::string_view
@@ -23,6 +25,12 @@ inline void appendOne(std::string& out, const std::string& s) {
 }
 inline void appendOne(std::string& out, char c) {
   out.push_back(c);
+}
+// Debian's absl::string_view (absl::Status::message()) is its own type.
+template <class T>
+  requires(std::same_as<T, absl::string_view> && !std::same_as<T, std::string_view>)
+void appendOne(std::string& out, const T& s) {
+  out.append(s.data(), s.size());
 }
 template <std::integral T>
   requires(!std::same_as<T, char> && !std::same_as<T, bool>)

@@ -1,9 +1,9 @@
 #include "runner/outputs.h"
 
 #include <algorithm>
+#include <utility>
 
-#include "contract/strings.h"
-#include "contract/types.h"
+#include "contract/outputs.h"
 
 namespace captf::runner {
 namespace {
@@ -11,15 +11,6 @@ namespace {
 bool withheld(std::string_view name) {
   return std::find(std::begin(kWithheldOutputs), std::end(kWithheldOutputs), name) !=
          std::end(kWithheldOutputs);
-}
-
-// §15: "" is the same as null for provider IDs.
-nlohmann::json normalize(std::string_view name, nlohmann::json value) {
-  if (name == contract::output::kProviderId && value.is_string() &&
-      value.get_ref<const std::string&>().empty()) {
-    return nullptr;
-  }
-  return value;
 }
 
 } // namespace
@@ -42,31 +33,22 @@ OutputsReport checkOutputs(contract::Role role, const nlohmann::json& output_jso
   if (!output_json.is_object()) {
     return unreadableOutputs("output -json did not print an object");
   }
+  contract::RoleOutputsCheck check = contract::checkRoleOutputs(role, output_json);
   OutputsReport report;
   for (const contract::OutputSpec& spec : contract::roleSpec(role).outputs) {
     const std::string name(spec.name);
-    const auto entry = output_json.find(name);
-    nlohmann::json value = nullptr;
-    if (entry != output_json.end()) {
-      if (!entry->is_object() || !entry->contains("value")) {
-        report.errors.push_back(contract::strCat(name, ": output -json has no value for it"));
-        continue;
-      }
-      value = normalize(name, entry->at("value"));
+    const auto value = check.values.find(name);
+    if (value == check.values.end()) {
+      continue;
     }
     if (withheld(name)) {
       report.withheld.push_back(name);
     } else {
-      report.values[name] = value;
+      report.values[name] = std::move(*value);
     }
-    if (value.is_null()) {
-      if (spec.type->nullability == contract::Nullability::kNonNull) {
-        report.pending.push_back(name);
-      }
-      continue;
-    }
-    contract::checkValue(*spec.type, value, contract::Closure::kOpen, name, report.errors);
   }
+  report.pending = std::move(check.pending);
+  report.errors = std::move(check.errors);
   if (!report.errors.empty()) {
     report.state = OutputsState::kInvalid;
   } else if (!report.pending.empty()) {

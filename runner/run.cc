@@ -13,13 +13,13 @@
 #include "contract/render.h"
 #include "contract/result.h"
 #include "contract/roles.h"
+#include "contract/state.h"
 #include "contract/strings.h"
 #include "contract/text.h"
 #include "runner/diagnostics.h"
 #include "runner/fd.h"
 #include "runner/json_fields.h"
 #include "runner/redact.h"
-#include "runner/state.h"
 #include "runner/workspace.h"
 
 namespace captf::runner {
@@ -456,12 +456,12 @@ private:
     if (!chunks.ok()) {
       return chunks.status();
     }
-    auto state = assembleState(*chunks);
+    auto state = contract::assembleState(*chunks);
     if (!state.ok()) {
       return absl::Status(state.status().code(),
                           strCat("restore backup: ", std::string(state.status().message())));
     }
-    auto summary = inspectState(*state);
+    auto summary = contract::inspectState(*state);
     if (!summary.ok()) {
       return absl::Status(summary.status().code(),
                           strCat("restore backup: ", std::string(summary.status().message())));

@@ -12,9 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "contract/state.h"
 #include "contract/strings.h"
 #include "runner/fd.h"
-#include "runner/state.h"
 
 namespace captf::runner {
 namespace {
@@ -219,9 +219,10 @@ absl::StatusOr<std::vector<std::string>> readRestoreChunks(const std::string& di
   if (by_index.empty()) {
     return absl::FailedPreconditionError(strCat("restore chunks: ", dir, " holds no chunk"));
   }
-  if (by_index.size() > kMaxStateChunks) {
+  if (by_index.size() > contract::kMaxStateChunks) {
     return absl::FailedPreconditionError(strCat("restore chunks: ", by_index.size(),
-                                                " chunks, over the limit of ", kMaxStateChunks));
+                                                " chunks, over the limit of ",
+                                                contract::kMaxStateChunks));
   }
   if (expected > 0 && by_index.size() != expected) {
     return absl::FailedPreconditionError(strCat("restore chunks: ", dir, " holds ", by_index.size(),

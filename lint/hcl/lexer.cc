@@ -375,6 +375,52 @@ private:
     return absl::OkStatus();
   }
 
+  // Where literal template text ends, per template kind.
+  enum class LiteralKind {
+    kQuoted,      // before `"` or a line break; a backslash escapes the next ASCII character
+    kHeredocLine, // after the next "\n" (included)
+    kBare,        // only at an interpolation or directive
+  };
+  struct Literal {
+    std::size_t length = 0;
+    bool ends_line = false; // kHeredocLine: the literal includes its line's "\n"
+  };
+
+  // The length of the literal text at the current offset: it runs until
+  // "${" or "%{" (a sequence start) or the kind's own end; the escapes "$${"
+  // and "%%{" are part of the literal.
+  Literal literalLength(LiteralKind kind) const {
+    std::size_t n = 0;
+    while (offset() + n < src_.size()) {
+      const char d = src_[offset() + n];
+      const char d1 = offset() + n + 1 < src_.size() ? src_[offset() + n + 1] : '\0';
+      if (kind == LiteralKind::kHeredocLine && d == '\n') {
+        return {n + 1, true};
+      }
+      if (kind == LiteralKind::kQuoted) {
+        if (d == '"' || d == '\n' || (d == '\r' && d1 == '\n')) {
+          break;
+        }
+        if (d == '\\') {
+          const bool escapes_next =
+              d1 != '\0' && d1 != '\n' && d1 != '\r' && static_cast<unsigned char>(d1) < 0x80;
+          n += escapes_next ? 2 : 1;
+          continue;
+        }
+      }
+      if ((d == '$' || d == '%') && d1 == '{') {
+        break;
+      }
+      if ((d == '$' || d == '%') && d1 == d && offset() + n + 2 < src_.size() &&
+          src_[offset() + n + 2] == '{') {
+        n += 3;
+        continue;
+      }
+      ++n;
+    }
+    return {n, false};
+  }
+
   absl::Status lexQuoted() {
     const Frame& frame = frames_.back();
     if (atEnd()) {
@@ -394,29 +440,7 @@ private:
       openSequence();
       return absl::OkStatus();
     }
-    std::size_t n = 0;
-    while (offset() + n < src_.size()) {
-      const char d = src_[offset() + n];
-      const char d1 = offset() + n + 1 < src_.size() ? src_[offset() + n + 1] : '\0';
-      if (d == '"' || d == '\n' || (d == '\r' && d1 == '\n')) {
-        break;
-      }
-      if (d == '\\') {
-        n += (d1 != '\0' && d1 != '\n' && d1 != '\r' && static_cast<unsigned char>(d1) < 0x80) ? 2
-                                                                                               : 1;
-        continue;
-      }
-      if ((d == '$' || d == '%') && d1 == '{') {
-        break;
-      }
-      if ((d == '$' || d == '%') && d1 == d && offset() + n + 2 < src_.size() &&
-          src_[offset() + n + 2] == '{') {
-        n += 3;
-        continue;
-      }
-      ++n;
-    }
-    emit(TokenType::kQuotedLit, n);
+    emit(TokenType::kQuotedLit, literalLength(LiteralKind::kQuoted).length);
     return absl::OkStatus();
   }
 
@@ -481,26 +505,9 @@ private:
       openSequence();
       return absl::OkStatus();
     }
-    std::size_t n = 0;
-    while (offset() + n < src_.size()) {
-      const char d = src_[offset() + n];
-      if (d == '\n') {
-        ++n;
-        frame.at_line_start = true;
-        break;
-      }
-      const char d1 = offset() + n + 1 < src_.size() ? src_[offset() + n + 1] : '\0';
-      if ((d == '$' || d == '%') && d1 == '{') {
-        break;
-      }
-      if ((d == '$' || d == '%') && d1 == d && offset() + n + 2 < src_.size() &&
-          src_[offset() + n + 2] == '{') {
-        n += 3;
-        continue;
-      }
-      ++n;
-    }
-    emit(TokenType::kStringLit, n).line_start = line_start;
+    const Literal literal = literalLength(LiteralKind::kHeredocLine);
+    frame.at_line_start = literal.ends_line;
+    emit(TokenType::kStringLit, literal.length).line_start = line_start;
     return absl::OkStatus();
   }
 
@@ -513,21 +520,7 @@ private:
       openSequence();
       return absl::OkStatus();
     }
-    std::size_t n = 0;
-    while (offset() + n < src_.size()) {
-      const char d = src_[offset() + n];
-      const char d1 = offset() + n + 1 < src_.size() ? src_[offset() + n + 1] : '\0';
-      if ((d == '$' || d == '%') && d1 == '{') {
-        break;
-      }
-      if ((d == '$' || d == '%') && d1 == d && offset() + n + 2 < src_.size() &&
-          src_[offset() + n + 2] == '{') {
-        n += 3;
-        continue;
-      }
-      ++n;
-    }
-    emit(TokenType::kStringLit, n);
+    emit(TokenType::kStringLit, literalLength(LiteralKind::kBare).length);
     return absl::OkStatus();
   }
 

@@ -46,6 +46,14 @@ absl::StatusOr<std::string> dump(const ordered_json& doc) {
 
 std::string renderText(const Report& report) {
   std::string out;
+  if (report.image) {
+    std::string platforms;
+    for (const std::string& p : report.image->platforms) {
+      append(platforms, platforms.empty() ? "" : ", ", p);
+    }
+    append(out, "image ", report.image->ref, " (", report.image->digest, ") platforms ", platforms,
+           "\n");
+  }
   for (const Finding& f : report.findings) {
     append(out, severityName(f.severity), " ", f.id, " ", f.file.empty() ? "-" : f.file, ":",
            f.line, " ", f.message, "\n");
@@ -58,7 +66,13 @@ std::string renderText(const Report& report) {
 
 absl::StatusOr<std::string> renderJson(const Report& report) {
   ordered_json doc = ordered_json::object();
-  doc["module"] = report.module;
+  if (report.image) {
+    doc["image"] = ordered_json{{"ref", report.image->ref},
+                                {"digest", report.image->digest},
+                                {"platforms", report.image->platforms}};
+  } else {
+    doc["module"] = report.module;
+  }
   doc["contract"] = report.contract;
   doc["role"] = report.role;
   ordered_json findings = ordered_json::array();
@@ -97,14 +111,18 @@ absl::StatusOr<std::string> renderSarif(const Report& report, std::string_view t
     ordered_json location = ordered_json::object();
     if (!f.file.empty()) {
       ordered_json physical = ordered_json::object();
-      physical["artifactLocation"] = ordered_json{{"uri", f.file}, {"uriBaseId", "MODULEROOT"}};
+      // Image paths are absolute: no base id.
+      physical["artifactLocation"] =
+          f.file.starts_with("/") ? ordered_json{{"uri", f.file}}
+                                  : ordered_json{{"uri", f.file}, {"uriBaseId", "MODULEROOT"}};
       if (f.line > 0) {
         physical["region"] = ordered_json{{"startLine", f.line}};
       }
       location["physicalLocation"] = std::move(physical);
     } else {
-      location["logicalLocations"] =
-          ordered_json::array({ordered_json{{"name", report.module}, {"kind", "module"}}});
+      location["logicalLocations"] = ordered_json::array(
+          {report.image ? ordered_json{{"name", report.image->ref}, {"kind", "image"}}
+                        : ordered_json{{"name", report.module}, {"kind", "module"}}});
     }
     result["locations"] = ordered_json::array({std::move(location)});
     results.push_back(std::move(result));

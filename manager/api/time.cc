@@ -95,7 +95,9 @@ std::string formatTime(const Time& t) {
   const auto days = std::chrono::floor<std::chrono::days>(t.value);
   const std::chrono::year_month_day ymd{days};
   const std::chrono::hh_mm_ss hms{t.value - days};
-  char buf[32];
+  // Sized for the widest values the format can take, so GCC can prove the
+  // output is never truncated.
+  char buf[96];
   std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02ld:%02ld:%02ldZ", static_cast<int>(ymd.year()),
                 static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
                 static_cast<long>(hms.hours().count()), static_cast<long>(hms.minutes().count()),

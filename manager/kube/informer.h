@@ -7,7 +7,8 @@
 // (managedFields dropped by default) plus its key, resourceVersion and
 // labels; readers decode on demand. That is several times smaller than a
 // nlohmann::json tree (see bench/kube/cache_memory_bench.cc and
-// docs/decisions/kube-client.md) at the price of a decode per read.
+// docs/decisions/kube-client.md) at the price of a decode per read. Lists
+// compact each page as it arrives, so at most one page is held as JSON.
 
 #include <atomic>
 #include <condition_variable>

@@ -8,8 +8,10 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <string_view>
 
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 namespace captf::contract::testing {
 
@@ -17,6 +19,22 @@ namespace captf::contract::testing {
 inline std::string sourceDir() {
   const char* dir = std::getenv("CAPTF_SOURCE_DIR");
   return dir == nullptr ? std::string() : std::string(dir);
+}
+
+// gzip of `data`, as the `kubernetes` backend stores state.
+inline std::string gzip(std::string_view data) {
+  z_stream stream{};
+  deflateInit2(&stream, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+  std::string out(deflateBound(&stream, static_cast<uLong>(data.size())) + 64, '\0');
+  // zlib's next_in is not const-qualified.
+  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  stream.avail_in = static_cast<uInt>(data.size());
+  stream.next_out = reinterpret_cast<Bytef*>(out.data());
+  stream.avail_out = static_cast<uInt>(out.size());
+  deflate(&stream, Z_FINISH);
+  out.resize(stream.total_out);
+  deflateEnd(&stream);
+  return out;
 }
 
 inline std::string readFile(const std::filesystem::path& path) {

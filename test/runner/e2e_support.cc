@@ -11,6 +11,9 @@
 #include "contract/digest.h"
 #include "contract/inputs.h"
 #include "contract/result.h"
+#include "manager/api/workspace.h"
+#include "manager/lifecycle/job_builder.h"
+#include "manager/workspace/names.h"
 
 namespace captf::runner::e2e {
 
@@ -206,20 +209,14 @@ std::string Images::module(const std::string& name, const std::string& main_tf,
 
 // --- Objects and Jobs --------------------------------------------------------
 
-// §14.1: hex(sha256("<namespace>/<kind>/<name>"))[0:16] + "-" + kindcode.
+// §14.1 and §14.2, from manager/workspace (the manager's one source).
 std::string stateSuffix(const std::string& ns, contract::Role role, const std::string& name) {
-  const contract::RoleSpec& spec = contract::roleSpec(role);
-  return contract::sha256Hex(ns + "/" + std::string(spec.kind) + "/" + name).substr(0, 16) + "-" +
-         std::string(spec.kind_short);
+  return workspace::stateSuffix(workspace::ObjectRef{.role = role, .ns = ns, .name = name});
 }
 
-// §14.2, as an HCL object for -backend-config=labels=.
 std::string backendLabels(contract::Role role, const std::string& name) {
-  return "{\"captf.infrastructure.cluster.x-k8s.io/owner-kind\" = \"" +
-         std::string(contract::roleSpec(role).kind) +
-         "\", \"captf.infrastructure.cluster.x-k8s.io/owner-name\" = \"" + name +
-         "\", \"cluster.x-k8s.io/cluster-name\" = \"c1\", \"captf.io/managed\" = \"true\", "
-         "\"clusterctl.cluster.x-k8s.io/move\" = \"\"}";
+  return workspace::backendLabelsHcl(
+      workspace::ObjectRef{.role = role, .ns = "", .name = name, .cluster_name = "c1"});
 }
 
 namespace {
@@ -297,100 +294,54 @@ void createNamespace(const std::string& ns) {
                  {"stringData", {{"NOOP_API_TOKEN", kCredentialValue}}}});
 }
 
+// The Job exactly as the manager builds it (lifecycle::buildJob), with what
+// an e2e run needs on top: no owner (there is no Terraform* object), the
+// extra runner arguments, TF_LOG in the environment as an image ENV could
+// set it (the runner must drop it), and the benchmark's command override.
 json jobManifest(const JobRequest& request) {
-  const std::string suffix = stateSuffix(request.ns, request.role, request.object);
-  std::vector<std::string> args = {
-      "--op=" + request.op,
-      "--bin=/captf/runtime",
-      "--image=" + request.image,
-      "--module=/captf/module",
-      "--providers=/captf/providers",
-      "--workdir=/captf/work",
-      "--config=/captf/config",
-      "--lock-timeout=300s",
-      "--stop-timeout=" + request.stop_timeout,
-      "--backend-config=secret_suffix=" + suffix,
-      "--backend-config=namespace=" + request.ns,
-      "--backend-config=in_cluster_config=true",
-      "--backend-config=labels=" + backendLabels(request.role, request.object),
-  };
-  args.insert(args.end(), request.extra_args.begin(), request.extra_args.end());
-  const json restricted = {{"allowPrivilegeEscalation", false},
-                           {"capabilities", {{"drop", {"ALL"}}}},
-                           {"readOnlyRootFilesystem", true}};
-  json init_security = restricted;
-  init_security["runAsNonRoot"] = true;
-  init_security["runAsUser"] = 65532;
-  json config_volume = {{"name", "config"}};
-  if (request.restore_secrets.empty()) {
-    config_volume["secret"] = {{"secretName", "captf-run-" + request.name}};
-  } else {
-    json sources = json::array({{{"secret", {{"name", "captf-run-" + request.name}}}}});
-    for (std::size_t i = 0; i < request.restore_secrets.size(); ++i) {
-      sources.push_back(
-          {{"secret",
-            {{"name", request.restore_secrets[i]},
-             {"items", {{{"key", "tfstate"}, {"path", "restore/" + std::to_string(i)}}}}}}});
-    }
-    config_volume["projected"] = {{"sources", sources}};
+  lifecycle::JobBuildRequest build;
+  build.object =
+      lifecycle::ObjectIdentity{.role = request.role, .ns = request.ns, .name = request.object};
+  build.object_uid = "e2e-" + request.object;
+  build.cluster_name = "c1";
+  build.job_name = request.name;
+  const auto operation = api::parseEnum<api::Operation>(request.op);
+  EXPECT_TRUE(operation.has_value()) << request.op;
+  build.operation = operation.value_or(api::Operation::kApply);
+  build.image = request.image;
+  build.runner_image = Images::get().runner();
+  build.policy = lifecycle::resolveJobPolicy(std::nullopt, std::nullopt);
+  build.credentials_secret = "captf-creds-e2e";
+  build.runner_events = false;
+  build.termination_grace_period_seconds = request.grace_seconds;
+  if (build.operation == api::Operation::kRestore) {
+    build.options.restore_serial = 1;
+    build.restore_chunk_secrets = request.restore_secrets;
   }
-  const json labels = {{"captf.io/managed", "true"}, {"captf.io/op", request.op}};
-  return {{"apiVersion", "batch/v1"},
-          {"kind", "Job"},
-          {"metadata", {{"name", request.name}, {"namespace", request.ns}, {"labels", labels}}},
-          {"spec",
-           {{"backoffLimit", 0},
-            {"activeDeadlineSeconds", 3600},
-            {"template",
-             {{"metadata", {{"labels", labels}}},
-              {"spec",
-               {{"restartPolicy", "Never"},
-                {"terminationGracePeriodSeconds", request.grace_seconds},
-                {"serviceAccountName", "captf-runner"},
-                {"securityContext",
-                 {{"seccompProfile", {{"type", "RuntimeDefault"}}}, {"fsGroup", 65532}}},
-                {"volumes",
-                 {{{"name", "bin"}, {"emptyDir", json::object()}},
-                  {{"name", "work"}, {"emptyDir", json::object()}},
-                  {{"name", "tmp"}, {"emptyDir", json::object()}},
-                  config_volume,
-                  {{"name", "credentials"},
-                   {"secret", {{"secretName", "captf-creds-e2e"}, {"defaultMode", 0440}}}}}},
-                {"initContainers",
-                 {{{"name", "runner"},
-                   {"image", Images::get().runner()},
-                   {"command", {"/runner", "copy", "/captf/bin/runner"}},
-                   {"resources",
-                    {{"requests", {{"cpu", "10m"}, {"memory", "32Mi"}}},
-                     {"limits", {{"cpu", "100m"}, {"memory", "64Mi"}}}}},
-                   {"securityContext", init_security},
-                   {"volumeMounts", {{{"name", "bin"}, {"mountPath", "/captf/bin"}}}}}}},
-                {"containers",
-                 {{{"name", "source"},
-                   {"image", request.image},
-                   {"imagePullPolicy", "IfNotPresent"},
-                   {"command", request.command.empty() ? json({"/captf/bin/runner", "run"})
-                                                       : json(request.command)},
-                   {"args", request.command.empty() ? json(args) : json::array()},
-                   {"env",
-                    {{{"name", "TF_IN_AUTOMATION"}, {"value", "1"}},
-                     {{"name", "TF_INPUT"}, {"value", "0"}},
-                     {{"name", "HOME"}, {"value", "/captf/work"}},
-                     {{"name", "TMPDIR"}, {"value", "/tmp"}},
-                     {{"name", "KUBE_NAMESPACE"}, {"value", request.ns}},
-                     {{"name", "CHECKPOINT_DISABLE"}, {"value", "1"}},
-                     // As an image ENV could set it: the runner drops it.
-                     {{"name", "TF_LOG"}, {"value", "TRACE"}}}},
-                   {"envFrom", {{{"secretRef", {{"name", "captf-creds-e2e"}}}}}},
-                   {"securityContext", restricted},
-                   {"volumeMounts",
-                    {{{"name", "bin"}, {"mountPath", "/captf/bin"}, {"readOnly", true}},
-                     {{"name", "work"}, {"mountPath", "/captf/work"}},
-                     {{"name", "tmp"}, {"mountPath", "/tmp"}},
-                     {{"name", "config"}, {"mountPath", "/captf/config"}, {"readOnly", true}},
-                     {{"name", "credentials"},
-                      {"mountPath", "/var/run/captf/credentials"},
-                      {"readOnly", true}}}}}}}}}}}}}};
+  auto built = lifecycle::buildJob(build);
+  EXPECT_TRUE(built.ok()) << built.status();
+  if (!built.ok()) {
+    return json::object();
+  }
+  json job = *std::move(built);
+  job["metadata"].erase("ownerReferences");
+  json& source = job["spec"]["template"]["spec"]["containers"][0];
+  // The builder derives --stop-timeout from the grace period; the request
+  // states what it expects.
+  EXPECT_NE(std::find(source["args"].begin(), source["args"].end(),
+                      json("--stop-timeout=" + request.stop_timeout)),
+            source["args"].end())
+      << "grace " << request.grace_seconds
+      << "s does not give --stop-timeout=" << request.stop_timeout;
+  for (const std::string& arg : request.extra_args) {
+    source["args"].push_back(arg);
+  }
+  source["env"].push_back({{"name", "TF_LOG"}, {"value", "TRACE"}});
+  if (!request.command.empty()) {
+    source["command"] = request.command;
+    source["args"] = json::array();
+  }
+  return job;
 }
 
 void startJob(const JobRequest& request) {
@@ -480,17 +431,17 @@ StoredState readState(const std::string& ns, const std::string& suffix) {
     EXPECT_TRUE(absl::Base64Unescape(secret["data"].value("tfstate", ""), &data));
     stored.chunks.push_back({secret["metadata"]["name"].get<std::string>(), data});
   }
-  auto ordered = orderChunks("tfstate-default-" + suffix, stored.chunks);
+  auto ordered = contract::orderChunks("tfstate-default-" + suffix, stored.chunks);
   EXPECT_TRUE(ordered.ok()) << ordered.status();
   if (!ordered.ok()) {
     return stored;
   }
-  auto text = assembleState(*ordered);
+  auto text = contract::assembleState(*ordered);
   EXPECT_TRUE(text.ok()) << text.status();
   if (!text.ok()) {
     return stored;
   }
-  auto summary = inspectState(*text);
+  auto summary = contract::inspectState(*text);
   EXPECT_TRUE(summary.ok()) << summary.status();
   if (summary.ok()) {
     stored.summary = *summary;

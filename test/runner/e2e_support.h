@@ -2,7 +2,7 @@
 
 // What the runner's e2e tests and its overhead benchmark share: the rig,
 // module images (noop modules of each role, the runtime at /captf/runtime),
-// the runner image, and Jobs built the way the manager builds them (spec
+// the runner image, and Jobs built by the manager's own builder (spec
 // §13.1-13.3): an init container running `runner copy` from the runner
 // image, the module image's `source` container running
 // `/captf/bin/runner run`, the per-run Secret at /captf/config, the
@@ -19,7 +19,7 @@
 #include "captf/runner/v1alpha1/result.pb.h"
 #include "contract/render.h"
 #include "contract/roles.h"
-#include "runner/state.h"
+#include "contract/state.h"
 #include "test/rig/fixture.h"
 
 namespace captf::runner::e2e {
@@ -95,6 +95,8 @@ struct JobRequest {
   std::string object{};
   std::string op = "apply";
   std::vector<std::string> extra_args{};
+  // What --stop-timeout must be: the builder derives it from grace_seconds
+  // (grace − 30s); jobManifest checks that they agree.
   std::string stop_timeout = "570s";
   int grace_seconds = 600;
   // The per-run Secret's files.
@@ -128,8 +130,8 @@ JobOutcome waitJob(const std::string& ns, const std::string& job, bool decode = 
 JobOutcome runJob(const JobRequest& request);
 
 struct StoredState {
-  std::vector<NamedChunk> chunks;
-  StateSummary summary;
+  std::vector<contract::NamedChunk> chunks;
+  contract::StateSummary summary;
 };
 
 // Reads the state of `suffix` the way the controller does: every Secret of

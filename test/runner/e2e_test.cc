@@ -23,7 +23,7 @@
 #include "contract/render.h"
 #include "contract/result.h"
 #include "contract/roles.h"
-#include "runner/state.h"
+#include "contract/state.h"
 #include "test/rig/fixture.h"
 #include "test/runner/e2e_support.h"
 
@@ -386,7 +386,7 @@ TEST_F(RunnerE2eTest, TerraformChunkedStateIsReadAndRestored) {
 
   // 2. The controller's backup: each chunk's data copied verbatim.
   std::vector<std::string> backup_secrets;
-  auto ordered = orderChunks("tfstate-default-" + suffix, written.chunks);
+  auto ordered = contract::orderChunks("tfstate-default-" + suffix, written.chunks);
   ASSERT_TRUE(ordered.ok());
   for (std::size_t i = 0; i < ordered->size(); ++i) {
     const std::string name = "captf-state-backup-" + suffix + "-" +

@@ -7,7 +7,8 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
-#include <zlib.h>
+
+#include "test/contract/test_util.h"
 
 namespace captf::runner::testing {
 
@@ -61,17 +62,7 @@ std::string readText(const std::string& path) {
 }
 
 std::string gzip(std::string_view data) {
-  z_stream stream{};
-  deflateInit2(&stream, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-  std::string out(deflateBound(&stream, static_cast<uLong>(data.size())) + 64, '\0');
-  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  stream.avail_in = static_cast<uInt>(data.size());
-  stream.next_out = reinterpret_cast<Bytef*>(out.data());
-  stream.avail_out = static_cast<uInt>(out.size());
-  deflate(&stream, Z_FINISH);
-  out.resize(stream.total_out);
-  deflateEnd(&stream);
-  return out;
+  return contract::testing::gzip(data);
 }
 
 std::string FakeProcessRunner::commandOf(const ProcessSpec& spec) {

@@ -2,10 +2,8 @@
 // point that takes untrusted module text is driven with the same input; a
 // successful parse is then walked the way the checks walk it.
 //
-//   CXX=clang++-14 CC=clang-14 cmake -G Ninja -B build/fuzz-lint \
-//       -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCAPTF_SANITIZE=ON -DCAPTF_LINT_FUZZ=ON
-//   cmake --build build/fuzz-lint --target captf_lint_hcl_parser_fuzz
-//   build/fuzz-lint/test/lint/captf_lint_hcl_parser_fuzz -dict=test/lint/fuzz/hcl.dict \
+//   cmake --preset fuzz && cmake --build build/fuzz --target captf_lint_hcl_parser_fuzz
+//   build/fuzz/test/lint/captf_lint_hcl_parser_fuzz -dict=test/lint/fuzz/hcl.dict \
 //       -max_total_time=600 /tmp/corpus test/lint/fuzz/corpus
 #include <cstddef>
 #include <cstdint>

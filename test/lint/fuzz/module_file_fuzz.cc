@@ -1,6 +1,6 @@
 // libFuzzer target for module loading: a native or JSON configuration file is
 // read into the module model and every module check runs over it. Built and
-// run like hcl_parser_fuzz.cc (target captf_lint_module_fuzz).
+// run like hcl_parser_fuzz.cc (target captf_lint_module_file_fuzz).
 #include <cstddef>
 #include <cstdint>
 #include <memory>

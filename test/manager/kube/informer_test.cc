@@ -177,6 +177,55 @@ TEST_F(InformerTest, BrokenWatchBacksOffAndResumesWithoutRelisting) {
   EXPECT_EQ(lw_->listCalls().size(), 1U);
 }
 
+TEST_F(InformerTest, AListFailingOnALaterPageChangesNothing) {
+  auto& informer = make();
+  lw_->addList(listOf({configMap("ns", "a", "1")}, "1", "next"));
+  lw_->addList(absl::UnavailableError("connection reset"));
+  lw_->addList(listOf({configMap("ns", "a", "1"), configMap("ns", "b", "1")}, "1"));
+  Recorder recorder;
+  informer.addEventHandler(recorder.handlers());
+  informer.start();
+
+  clock_.awaitWaiters(1); // backing off after the second page failed
+  EXPECT_EQ(lw_->listCalls().size(), 2U);
+  EXPECT_EQ(informer.store().size(), 0U) << "a partial list is not applied";
+  EXPECT_TRUE(recorder.calls().empty());
+  EXPECT_FALSE(informer.hasSynced());
+
+  clock_.advance(std::chrono::milliseconds(800));
+  ASSERT_TRUE(informer.waitForSync(std::stop_token()));
+  EXPECT_EQ(recorder.await(2), (std::vector<std::string>{"add ns/a 1", "add ns/b 1"}));
+  EXPECT_EQ(lw_->listCalls()[2].continue_token, "") << "the retry starts from the first page";
+}
+
+TEST_F(InformerTest, ListedObjectsReachHandlersTransformed) {
+  InformerOptions options;
+  options.transform = [](Json& object) {
+    stripManagedFields(object);
+    object["metadata"]["annotations"]["transformed"] = "yes";
+  };
+  auto& informer = make(std::move(options));
+  Json object = configMap("ns", "a", "1");
+  object["metadata"]["managedFields"] = Json::array({{{"manager", "kubectl"}}});
+  lw_->addList(listOf({object}, "1"));
+  std::vector<Json> added;
+  std::mutex mu;
+  EventHandlers handlers;
+  handlers.on_add = [&](const Json& o) {
+    std::lock_guard lock(mu);
+    added.push_back(o);
+  };
+  informer.addEventHandler(std::move(handlers));
+  informer.start();
+  ASSERT_TRUE(informer.waitForSync(std::stop_token()));
+  std::lock_guard lock(mu);
+  ASSERT_EQ(added.size(), 1U);
+  EXPECT_FALSE(added[0]["metadata"].contains("managedFields"));
+  EXPECT_EQ(added[0]["metadata"]["annotations"]["transformed"], "yes");
+  EXPECT_EQ(added[0]["data"]["k"], "v");
+  EXPECT_EQ(added[0], informer.store().get({"ns", "a"})->object());
+}
+
 TEST_F(InformerTest, LateHandlersGetTheCachedObjectsFirst) {
   auto& informer = make();
   lw_->addList(listOf({configMap("ns", "a", "1"), configMap("ns", "b", "1")}, "1"));

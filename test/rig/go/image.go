@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/compression"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
@@ -24,27 +25,47 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
-// cmdImage builds a one-layer image from a directory and pushes it: the way
-// the tests make module and runner images without a container engine.
+// cmdImage builds images from directories and pushes them: the way the tests
+// make module and runner images without a container engine.
+//
+//	image push --rootfs D --ref R [--entrypoint a,b] [--cmd a,b] [--env K=V]...
+//	           [--label K=V]... [--user U] [--platform os/arch[/variant]]
+//	           [--compression gzip|zstd] [--format oci|docker]
+//	image index --ref R [--format oci|docker] [--unknown REF] REF...
+//
+// `index` pushes an index (Docker: a manifest list) of already pushed images,
+// each described by the platform of its config; --unknown adds an image as an
+// unknown/unknown entry, the way build tools attach attestations.
 func cmdImage(args []string) error {
-	if len(args) < 1 || args[0] != "push" {
-		return errors.New("image: only 'push' is supported")
+	if len(args) < 1 || (args[0] != "push" && args[0] != "index") {
+		return errors.New("image: 'push' or 'index' is required")
+	}
+	if args[0] == "index" {
+		return cmdImageIndex(args[1:])
 	}
 	fset := flag.NewFlagSet("image push", flag.ExitOnError)
+	var opts pushOptions
 	rootfs := fset.String("rootfs", "", "directory that becomes the image's filesystem")
 	ref := fset.String("ref", "", "REGISTRY/REPO:TAG")
 	entry := fset.String("entrypoint", "", "comma-separated entrypoint")
-	var env multiFlag
-	fset.Var(&env, "env", "K=V for the image config; repeatable")
+	cmd := fset.String("cmd", "", "comma-separated cmd")
+	fset.Var(&opts.env, "env", "K=V for the image config; repeatable")
+	fset.Var(&opts.labels, "label", "K=V label for the image config; repeatable")
+	fset.StringVar(&opts.user, "user", "", "the config's User")
+	fset.StringVar(&opts.platform, "platform", "linux/amd64", "os/arch[/variant] of the config")
+	fset.StringVar(&opts.compression, "compression", "gzip", "layer compression: gzip or zstd")
+	fset.StringVar(&opts.format, "format", "oci", "media types: oci or docker")
 	_ = fset.Parse(args[1:])
 	if *rootfs == "" || *ref == "" {
 		return errors.New("image push: --rootfs and --ref are required")
 	}
-	var entrypoint []string
 	if *entry != "" {
-		entrypoint = strings.Split(*entry, ",")
+		opts.entrypoint = strings.Split(*entry, ",")
 	}
-	repo, digest, err := pushDir(*rootfs, *ref, entrypoint, env)
+	if *cmd != "" {
+		opts.cmd = strings.Split(*cmd, ",")
+	}
+	repo, digest, err := pushDirWith(*rootfs, *ref, opts)
 	if err != nil {
 		return err
 	}
@@ -52,37 +73,94 @@ func cmdImage(args []string) error {
 	return nil
 }
 
+// pushOptions shape the pushed image beyond its filesystem.
+type pushOptions struct {
+	entrypoint, cmd []string
+	env, labels     multiFlag
+	user            string
+	platform        string // os/arch[/variant]; "" is linux/amd64
+	compression     string // gzip (default) or zstd
+	format          string // oci (default) or docker
+}
+
 // pushDir tars ROOTFS deterministically (sorted, owner 0, mtime 0) into one
 // layer of an OCI image and pushes it over plain HTTP (the rig's registry
 // listens on loopback only).
 func pushDir(rootfs, ref string, entrypoint, env []string) (string, v1.Hash, error) {
+	return pushDirWith(rootfs, ref, pushOptions{entrypoint: entrypoint, env: env})
+}
+
+func pushDirWith(rootfs, ref string, opts pushOptions) (string, v1.Hash, error) {
 	r, err := name.ParseReference(ref, name.Insecure)
 	if err != nil {
 		return "", v1.Hash{}, fmt.Errorf("image push: bad reference %q: %v", ref, err)
+	}
+	docker := opts.format == "docker"
+	if opts.format != "" && opts.format != "oci" && !docker {
+		return "", v1.Hash{}, fmt.Errorf("image push: unknown --format %q", opts.format)
 	}
 	layerTar, err := tarDir(rootfs)
 	if err != nil {
 		return "", v1.Hash{}, fmt.Errorf("image push: reading %s: %v", rootfs, err)
 	}
+	layerOpts := []tarball.LayerOption{tarball.WithMediaType(types.OCILayer)}
+	switch opts.compression {
+	case "", "gzip":
+		if docker {
+			layerOpts = []tarball.LayerOption{tarball.WithMediaType(types.DockerLayer)}
+		}
+	case "zstd":
+		if docker {
+			return "", v1.Hash{}, errors.New("image push: zstd layers need --format oci")
+		}
+		layerOpts = []tarball.LayerOption{tarball.WithMediaType(types.OCILayerZStd),
+			tarball.WithCompression(compression.ZStd)}
+	default:
+		return "", v1.Hash{}, fmt.Errorf("image push: unknown --compression %q", opts.compression)
+	}
 	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
 		return io.NopCloser(bytes.NewReader(layerTar)), nil
-	}, tarball.WithMediaType(types.OCILayer))
+	}, layerOpts...)
 	if err != nil {
 		return "", v1.Hash{}, err
 	}
-	img, err := mutate.AppendLayers(mutate.MediaType(empty.Image, types.OCIManifestSchema1), layer)
+	manifestType, configType := types.OCIManifestSchema1, types.OCIConfigJSON
+	if docker {
+		manifestType, configType = types.DockerManifestSchema2, types.DockerConfigJSON
+	}
+	img, err := mutate.AppendLayers(mutate.MediaType(empty.Image, manifestType), layer)
 	if err != nil {
 		return "", v1.Hash{}, err
 	}
-	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
+	img = mutate.ConfigMediaType(img, configType)
 	cfg, err := img.ConfigFile()
 	if err != nil {
 		return "", v1.Hash{}, err
 	}
 	cfg = cfg.DeepCopy()
-	cfg.OS, cfg.Architecture = "linux", "amd64"
-	cfg.Config.Entrypoint = entrypoint
-	cfg.Config.Env = env
+	platform := opts.platform
+	if platform == "" {
+		platform = "linux/amd64"
+	}
+	parts := strings.Split(platform, "/")
+	if len(parts) < 2 || len(parts) > 3 {
+		return "", v1.Hash{}, fmt.Errorf("image push: bad --platform %q", platform)
+	}
+	cfg.OS, cfg.Architecture = parts[0], parts[1]
+	if len(parts) == 3 {
+		cfg.Variant = parts[2]
+	}
+	cfg.Config.Entrypoint = opts.entrypoint
+	cfg.Config.Cmd = opts.cmd
+	cfg.Config.Env = opts.env
+	cfg.Config.User = opts.user
+	if len(opts.labels) > 0 {
+		cfg.Config.Labels = map[string]string{}
+		for _, kv := range opts.labels {
+			k, v, _ := strings.Cut(kv, "=")
+			cfg.Config.Labels[k] = v
+		}
+	}
 	if img, err = mutate.ConfigFile(img, cfg); err != nil {
 		return "", v1.Hash{}, err
 	}
@@ -91,6 +169,68 @@ func pushDir(rootfs, ref string, entrypoint, env []string) (string, v1.Hash, err
 	}
 	digest, err := img.Digest()
 	return r.Context().Name(), digest, err
+}
+
+// cmdImageIndex pushes an index of pushed images (see cmdImage).
+func cmdImageIndex(args []string) error {
+	fset := flag.NewFlagSet("image index", flag.ExitOnError)
+	ref := fset.String("ref", "", "REGISTRY/REPO:TAG of the index")
+	format := fset.String("format", "oci", "oci (an OCI index) or docker (a manifest list)")
+	var unknown multiFlag
+	fset.Var(&unknown, "unknown", "an image added as platform unknown/unknown; repeatable")
+	_ = fset.Parse(args)
+	if *ref == "" || fset.NArg() == 0 {
+		return errors.New("image index: --ref and at least one image are required")
+	}
+	r, err := name.ParseReference(*ref, name.Insecure)
+	if err != nil {
+		return fmt.Errorf("image index: bad reference %q: %v", *ref, err)
+	}
+	mt := types.OCIImageIndex
+	if *format == "docker" {
+		mt = types.DockerManifestList
+	}
+	idx := mutate.IndexMediaType(empty.Index, mt)
+	add := func(src string, override *v1.Platform) error {
+		sr, err := name.ParseReference(src, name.Insecure)
+		if err != nil {
+			return fmt.Errorf("image index: bad reference %q: %v", src, err)
+		}
+		img, err := remote.Image(sr)
+		if err != nil {
+			return fmt.Errorf("image index: %s: %v", src, err)
+		}
+		cfg, err := img.ConfigFile()
+		if err != nil {
+			return err
+		}
+		platform := &v1.Platform{OS: cfg.OS, Architecture: cfg.Architecture, Variant: cfg.Variant}
+		if override != nil {
+			platform = override
+		}
+		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: img,
+			Descriptor: v1.Descriptor{Platform: platform}})
+		return nil
+	}
+	for _, src := range fset.Args() {
+		if err := add(src, nil); err != nil {
+			return err
+		}
+	}
+	for _, src := range unknown {
+		if err := add(src, &v1.Platform{OS: "unknown", Architecture: "unknown"}); err != nil {
+			return err
+		}
+	}
+	if err := remote.WriteIndex(r, idx); err != nil {
+		return fmt.Errorf("image index: %s: %v", *ref, err)
+	}
+	digest, err := idx.Digest()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%s@%s\n", r.Context().Name(), digest)
+	return nil
 }
 
 func tarDir(root string) ([]byte, error) {

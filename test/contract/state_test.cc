@@ -1,13 +1,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "runner/state.h"
-#include "test/runner/testing.h"
+#include "contract/state.h"
+#include "test/contract/test_util.h"
 
-namespace captf::runner {
+namespace captf::contract {
 namespace {
 
-using ::captf::runner::testing::gzip;
+using ::captf::contract::testing::gzip;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -152,4 +152,4 @@ TEST(StateTest, ClassifiesStateDocuments) {
 }
 
 } // namespace
-} // namespace captf::runner
+} // namespace captf::contract

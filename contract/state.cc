@@ -1,4 +1,4 @@
-#include "runner/state.h"
+#include "contract/state.h"
 
 #include <algorithm>
 #include <charconv>
@@ -9,19 +9,18 @@
 
 #include "contract/json_adapter.h"
 #include "contract/strings.h"
-#include "runner/json_fields.h"
 
-namespace captf::runner {
+namespace captf::contract {
 namespace {
 
 constexpr std::string_view kPartInfix = "-part-";
 
 absl::Status inconsistent(std::string_view detail) {
-  return absl::FailedPreconditionError(contract::strCat("state chunks: ", detail));
+  return absl::FailedPreconditionError(strCat("state chunks: ", detail));
 }
 
 absl::Status corrupt(std::string_view detail) {
-  return absl::DataLossError(contract::strCat("state: ", detail));
+  return absl::DataLossError(strCat("state: ", detail));
 }
 
 // "<base>-part-<n>" → n; nullopt when `name` is not of that form.
@@ -66,8 +65,7 @@ absl::StatusOr<std::vector<std::string>> orderChunks(std::string_view base_name,
     return inconsistent("no chunk");
   }
   if (chunks.size() > kMaxStateChunks) {
-    return inconsistent(
-        contract::strCat(chunks.size(), " chunks, over the limit of ", kMaxStateChunks));
+    return inconsistent(strCat(chunks.size(), " chunks, over the limit of ", kMaxStateChunks));
   }
   std::map<std::size_t, std::string*> by_index;
   for (NamedChunk& chunk : chunks) {
@@ -78,11 +76,10 @@ absl::StatusOr<std::vector<std::string>> orderChunks(std::string_view base_name,
       index = partIndex(base_name, chunk.name);
     }
     if (!index) {
-      return inconsistent(
-          contract::strCat("Secret ", chunk.name, " is not a chunk of ", base_name));
+      return inconsistent(strCat("Secret ", chunk.name, " is not a chunk of ", base_name));
     }
     if (!by_index.emplace(*index, &chunk.data).second) {
-      return inconsistent(contract::strCat("chunk ", *index, " appears twice"));
+      return inconsistent(strCat("chunk ", *index, " appears twice"));
     }
   }
   std::vector<std::string> ordered;
@@ -90,9 +87,8 @@ absl::StatusOr<std::vector<std::string>> orderChunks(std::string_view base_name,
   std::size_t expected = 0;
   for (auto& [index, data] : by_index) {
     if (index != expected) {
-      return inconsistent(contract::strCat("chunk ", expected, " is missing (have ",
-                                           by_index.size(), " chunks up to ",
-                                           by_index.rbegin()->first, ")"));
+      return inconsistent(strCat("chunk ", expected, " is missing (have ", by_index.size(),
+                                 " chunks up to ", by_index.rbegin()->first, ")"));
     }
     ordered.push_back(std::move(*data));
     ++expected;
@@ -105,8 +101,7 @@ absl::StatusOr<std::string> assembleState(std::span<const std::string> ordered_c
     return inconsistent("no chunk");
   }
   if (ordered_chunks.size() > kMaxStateChunks) {
-    return corrupt(
-        contract::strCat(ordered_chunks.size(), " chunks, over the limit of ", kMaxStateChunks));
+    return corrupt(strCat(ordered_chunks.size(), " chunks, over the limit of ", kMaxStateChunks));
   }
   z_stream stream{};
   // 15 window bits + 16: gzip framing only.
@@ -127,7 +122,7 @@ absl::StatusOr<std::string> assembleState(std::span<const std::string> ordered_c
     compressed += chunk.size();
     if (ended) {
       if (!chunk.empty()) {
-        return corrupt(contract::strCat("data after the end of the gzip stream (chunk ", i, ")"));
+        return corrupt(strCat("data after the end of the gzip stream (chunk ", i, ")"));
       }
       continue;
     }
@@ -140,36 +135,37 @@ absl::StatusOr<std::string> assembleState(std::span<const std::string> ordered_c
       const int rc = inflate(&stream, Z_NO_FLUSH);
       const std::size_t produced = buffer.size() - stream.avail_out;
       if (out.size() + produced > kMaxStateBytes) {
-        return corrupt(contract::strCat("decompresses to more than ", kMaxStateBytes, " bytes"));
+        return corrupt(strCat("decompresses to more than ", kMaxStateBytes, " bytes"));
       }
       out.append(buffer.data(), produced);
       if (rc == Z_STREAM_END) {
         ended = true;
         if (stream.avail_in > 0) {
-          return corrupt(contract::strCat("data after the end of the gzip stream (chunk ", i, ")"));
+          return corrupt(strCat("data after the end of the gzip stream (chunk ", i, ")"));
         }
       } else if (rc == Z_BUF_ERROR && produced == 0) {
         break;
       } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
-        return corrupt(contract::strCat("not a gzip stream (",
-                                        stream.msg != nullptr ? stream.msg : "zlib error",
-                                        ", chunk ", i, ")"));
+        return corrupt(strCat("not a gzip stream (",
+                              stream.msg != nullptr ? stream.msg : "zlib error", ", chunk ", i,
+                              ")"));
       }
     }
   }
   if (!ended) {
-    return corrupt(contract::strCat("the gzip stream is truncated (", compressed,
-                                    " compressed bytes in ", ordered_chunks.size(), " chunks)"));
+    return corrupt(strCat("the gzip stream is truncated (", compressed, " compressed bytes in ",
+                          ordered_chunks.size(), " chunks)"));
   }
   return out;
 }
 
 absl::StatusOr<StateSummary> inspectState(std::string_view state_json) {
-  auto parsed = contract::parseJson(state_json, "state");
+  auto parsed = parseJson(state_json, "state");
   if (!parsed.ok()) {
     return corrupt(std::string(parsed.status().message()));
   }
-  // A local value (see diagnostics.cc on -Wnull-dereference).
+  // A local value: GCC's -Wnull-dereference misfires on *std::move(parsed) bound
+  // to a reference.
   const nlohmann::json state = *std::move(parsed);
   if (!state.is_object()) {
     return corrupt("not a JSON object");
@@ -183,8 +179,8 @@ absl::StatusOr<StateSummary> inspectState(std::string_view state_json) {
     return corrupt("no version field");
   }
   if (!version->is_number_integer() || version->get<std::int64_t>() != kSupportedStateVersion) {
-    return corrupt(contract::strCat("unsupported state version ", version->dump(), " (want ",
-                                    kSupportedStateVersion, ")"));
+    return corrupt(strCat("unsupported state version ", version->dump(), " (want ",
+                          kSupportedStateVersion, ")"));
   }
   StateSummary summary;
   summary.version = kSupportedStateVersion;
@@ -216,7 +212,9 @@ absl::StatusOr<StateSummary> inspectState(std::string_view state_json) {
       if (!resource.is_object()) {
         return corrupt("a resource is not an object");
       }
-      if (stringMember(resource, "mode").value_or("") == "managed") {
+      const auto mode = resource.find("mode");
+      if (mode != resource.end() && mode->is_string() &&
+          mode->get_ref<const std::string&>() == "managed") {
         ++summary.managed_resources;
       }
     }
@@ -224,4 +222,4 @@ absl::StatusOr<StateSummary> inspectState(std::string_view state_json) {
   return summary;
 }
 
-} // namespace captf::runner
+} // namespace captf::contract

@@ -6,8 +6,10 @@
 // `<base>-part-1`, `<base>-part-2`, ... (each at most 1 MiB; OpenTofu never
 // splits). The chunks are concatenated in index order, then decompressed.
 //
-// The runner uses this for restore (a backup's chunks, copied verbatim from
-// the state Secrets); the manager's state reader has the same needs.
+// One copy for both sides: the runner uses it for restore (a backup's chunks,
+// copied verbatim from the state Secrets), the manager to read an object's
+// state (manager/workspace/state.h). Moved here from runner/ so that they
+// share it (contract/ depends on zlib for this).
 //
 // Errors classify what is wrong, by status code:
 //   FailedPrecondition  inconsistent: a chunk set that is incomplete,
@@ -30,7 +32,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
-namespace captf::runner {
+namespace captf::contract {
 
 inline constexpr std::size_t kMaxStateChunks = 32;
 inline constexpr std::size_t kMaxStateBytes = 64 * 1024 * 1024;
@@ -77,4 +79,4 @@ struct StateSummary {
 
 absl::StatusOr<StateSummary> inspectState(std::string_view state_json);
 
-} // namespace captf::runner
+} // namespace captf::contract

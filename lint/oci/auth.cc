@@ -1,0 +1,332 @@
+#include "lint/oci/auth.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/ascii.h"
+#include "lint/strings.h"
+
+namespace captf::lint::oci {
+namespace {
+
+using json = nlohmann::json;
+
+bool isTokenChar(char c) {
+  // RFC 7230 tchar, plus '/' and '=' for token68 values.
+  return absl::ascii_isalnum(static_cast<unsigned char>(c)) ||
+         std::string_view("!#$%&'*+-.^_`|~/=").find(c) != std::string_view::npos;
+}
+
+void skipSpace(std::string_view s, std::size_t& i) {
+  while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) {
+    ++i;
+  }
+}
+
+std::string getenv(const char* name) {
+  const char* v = std::getenv(name); // NOLINT(concurrency-mt-unsafe): read once at startup
+  return v == nullptr ? "" : v;
+}
+
+// "https://host:5000/v1/" -> "host:5000".
+std::string normalizeKey(std::string_view key) {
+  if (const std::size_t sep = key.find("://"); sep != std::string_view::npos) {
+    key = key.substr(sep + 3);
+  }
+  key = key.substr(0, key.find('/'));
+  return absl::AsciiStrToLower(std::string(key));
+}
+
+} // namespace
+
+absl::StatusOr<std::vector<Challenge>> parseChallenges(std::string_view h) {
+  std::vector<Challenge> out;
+  std::size_t i = 0;
+  const auto bad = [&](std::string_view why) {
+    return absl::InvalidArgumentError(
+        concat("malformed WWW-Authenticate header \"", h, "\": ", why));
+  };
+  while (true) {
+    skipSpace(h, i);
+    while (i < h.size() && h[i] == ',') {
+      ++i;
+      skipSpace(h, i);
+    }
+    if (i >= h.size()) {
+      break;
+    }
+    const std::size_t start = i;
+    while (i < h.size() && isTokenChar(h[i]) && h[i] != '=') {
+      ++i;
+    }
+    if (i == start) {
+      return bad("expected an authentication scheme");
+    }
+    Challenge challenge;
+    challenge.scheme = absl::AsciiStrToLower(std::string(h.substr(start, i - start)));
+    // Parameters: name=value pairs separated by commas, until the next
+    // scheme (a token not followed by '=').
+    for (bool first = true;; first = false) {
+      skipSpace(h, i);
+      const std::size_t name_start = i;
+      while (i < h.size() && isTokenChar(h[i]) && h[i] != '=') {
+        ++i;
+      }
+      const std::size_t name_end = i;
+      std::size_t j = i;
+      skipSpace(h, j);
+      if (name_end == name_start || j >= h.size() || h[j] != '=') {
+        i = name_start;
+        if (first && name_end > name_start) {
+          // A token68 right after the scheme ("Basic abc=="): skip it.
+          std::size_t t = name_end;
+          while (t < h.size() && h[t] == '=') {
+            ++t;
+          }
+          skipSpace(h, t);
+          if (t >= h.size() || h[t] == ',') {
+            i = t;
+          }
+        }
+        break; // the next challenge starts at i
+      }
+      const std::string name =
+          absl::AsciiStrToLower(std::string(h.substr(name_start, name_end - name_start)));
+      i = j + 1;
+      skipSpace(h, i);
+      std::string value;
+      if (i < h.size() && h[i] == '"') {
+        ++i;
+        bool closed = false;
+        while (i < h.size()) {
+          const char c = h[i++];
+          if (c == '\\' && i < h.size()) {
+            value += h[i++];
+          } else if (c == '"') {
+            closed = true;
+            break;
+          } else {
+            value += c;
+          }
+        }
+        if (!closed) {
+          return bad("unterminated quoted string");
+        }
+      } else {
+        // A token; leniently anything up to ',' or white space, because
+        // registries send unquoted URLs (realm=https://...).
+        const std::size_t v = i;
+        while (i < h.size() && h[i] != ',' && h[i] != ' ' && h[i] != '\t' && h[i] != '"') {
+          ++i;
+        }
+        value = std::string(h.substr(v, i - v));
+      }
+      challenge.params[name] = std::move(value);
+      skipSpace(h, i);
+      if (i < h.size() && h[i] == ',') {
+        ++i;
+        continue;
+      }
+      if (i < h.size()) {
+        return bad(concat("expected ',' after parameter \"", name, "\""));
+      }
+      break;
+    }
+    out.push_back(std::move(challenge));
+  }
+  if (out.empty()) {
+    return bad("no challenge");
+  }
+  return out;
+}
+
+KeychainEnv KeychainEnv::fromEnvironment() {
+  return {getenv("HOME"), getenv("DOCKER_CONFIG"), getenv("REGISTRY_AUTH_FILE"),
+          getenv("XDG_RUNTIME_DIR")};
+}
+
+std::optional<std::filesystem::path> keychainFile(const KeychainEnv& env) {
+  std::error_code ec;
+  std::filesystem::path docker;
+  if (!env.docker_config.empty()) {
+    docker = std::filesystem::path(env.docker_config) / "config.json";
+  } else if (!env.home.empty()) {
+    docker = std::filesystem::path(env.home) / ".docker" / "config.json";
+  }
+  if (!docker.empty() && std::filesystem::is_regular_file(docker, ec)) {
+    return docker;
+  }
+  if (!env.registry_auth_file.empty() &&
+      std::filesystem::is_regular_file(env.registry_auth_file, ec)) {
+    return std::filesystem::path(env.registry_auth_file);
+  }
+  if (!env.xdg_runtime_dir.empty()) {
+    const auto podman = std::filesystem::path(env.xdg_runtime_dir) / "containers" / "auth.json";
+    if (std::filesystem::is_regular_file(podman, ec)) {
+      return podman;
+    }
+  }
+  return std::nullopt;
+}
+
+absl::StatusOr<std::optional<Credentials>> lookupCredentials(std::string_view registry,
+                                                             const KeychainEnv& env) {
+  const std::optional<std::filesystem::path> file = keychainFile(env);
+  if (!file) {
+    return std::optional<Credentials>();
+  }
+  std::ifstream in(*file, std::ios::binary);
+  std::stringstream content;
+  content << in.rdbuf();
+  const json doc = json::parse(content.str(), nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    return absl::InvalidArgumentError(
+        concat("the registry credentials file ", file->string(), " is not a JSON object"));
+  }
+  const auto auths = doc.find("auths");
+  if (auths == doc.end() || !auths->is_object()) {
+    return std::optional<Credentials>();
+  }
+  std::string want = absl::AsciiStrToLower(std::string(registry));
+  const bool hub = want == "index.docker.io";
+  for (const auto& [key, entry] : auths->items()) {
+    const std::string k = normalizeKey(key);
+    if (!(k == want || (hub && (k == "docker.io" || k == "registry-1.docker.io")))) {
+      continue;
+    }
+    if (!entry.is_object()) {
+      continue;
+    }
+    Credentials c;
+    if (const auto a = entry.find("auth");
+        a != entry.end() && a->is_string() && !a->get<std::string>().empty()) {
+      absl::StatusOr<std::string> decoded = base64Decode(a->get<std::string>());
+      const std::size_t colon = decoded.ok() ? decoded->find(':') : std::string::npos;
+      if (colon == std::string::npos) {
+        return absl::InvalidArgumentError(concat("the registry credentials file ", file->string(),
+                                                 ": the \"auth\" entry for ", key,
+                                                 " is not base64 of user:password"));
+      }
+      c.username = decoded->substr(0, colon);
+      c.password = decoded->substr(colon + 1);
+    } else {
+      if (const auto u = entry.find("username"); u != entry.end() && u->is_string()) {
+        c.username = u->get<std::string>();
+      }
+      if (const auto p = entry.find("password"); p != entry.end() && p->is_string()) {
+        c.password = p->get<std::string>();
+      }
+    }
+    if (!c.username.empty() || !c.password.empty()) {
+      return std::optional<Credentials>(std::move(c));
+    }
+  }
+  return std::optional<Credentials>();
+}
+
+std::string basicAuthorization(const Credentials& credentials) {
+  return concat("Basic ", base64Encode(concat(credentials.username, ":", credentials.password)));
+}
+
+absl::StatusOr<std::string> parseTokenResponse(std::string_view body) {
+  const json doc = json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    return absl::InvalidArgumentError("the token endpoint's answer is not a JSON object");
+  }
+  for (const char* key : {"token", "access_token"}) {
+    if (const auto t = doc.find(key);
+        t != doc.end() && t->is_string() && !t->get<std::string>().empty()) {
+      return t->get<std::string>();
+    }
+  }
+  return absl::InvalidArgumentError("the token endpoint's answer has no \"token\"");
+}
+
+std::string base64Encode(std::string_view data) {
+  static constexpr std::string_view kAlphabet =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((data.size() + 2) / 3 * 4);
+  std::size_t i = 0;
+  for (; i + 2 < data.size(); i += 3) {
+    const auto n = (static_cast<uint32_t>(static_cast<unsigned char>(data[i])) << 16) |
+                   (static_cast<uint32_t>(static_cast<unsigned char>(data[i + 1])) << 8) |
+                   static_cast<uint32_t>(static_cast<unsigned char>(data[i + 2]));
+    out += kAlphabet[(n >> 18) & 63];
+    out += kAlphabet[(n >> 12) & 63];
+    out += kAlphabet[(n >> 6) & 63];
+    out += kAlphabet[n & 63];
+  }
+  if (i < data.size()) {
+    auto n = static_cast<uint32_t>(static_cast<unsigned char>(data[i])) << 16;
+    if (i + 1 < data.size()) {
+      n |= static_cast<uint32_t>(static_cast<unsigned char>(data[i + 1])) << 8;
+    }
+    out += kAlphabet[(n >> 18) & 63];
+    out += kAlphabet[(n >> 12) & 63];
+    out += i + 1 < data.size() ? kAlphabet[(n >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> base64Decode(std::string_view data) {
+  std::string out;
+  uint32_t acc = 0;
+  int bits = 0;
+  std::size_t pad = 0;
+  for (const char c : data) {
+    int v = -1;
+    if (c >= 'A' && c <= 'Z') {
+      v = c - 'A';
+    } else if (c >= 'a' && c <= 'z') {
+      v = c - 'a' + 26;
+    } else if (c >= '0' && c <= '9') {
+      v = c - '0' + 52;
+    } else if (c == '+' || c == '-') {
+      v = 62;
+    } else if (c == '/' || c == '_') {
+      v = 63;
+    } else if (c == '=') {
+      ++pad;
+      continue;
+    } else if (c == '\n' || c == '\r') {
+      continue;
+    }
+    if (v < 0 || pad > 0) {
+      return absl::InvalidArgumentError("invalid base64");
+    }
+    acc = (acc << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((acc >> bits) & 0xFF);
+    }
+  }
+  if (pad > 2) {
+    return absl::InvalidArgumentError("invalid base64");
+  }
+  return out;
+}
+
+std::string queryEscape(std::string_view s) {
+  static constexpr std::string_view kHex = "0123456789ABCDEF";
+  std::string out;
+  for (const char c : s) {
+    if (absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ||
+        c == '~') {
+      out += c;
+    } else {
+      const auto u = static_cast<unsigned char>(c);
+      out += '%';
+      out += kHex[u >> 4];
+      out += kHex[u & 15];
+    }
+  }
+  return out;
+}
+
+} // namespace captf::lint::oci

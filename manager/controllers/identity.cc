@@ -1,0 +1,288 @@
+#include "manager/controllers/identity.h"
+
+#include <algorithm>
+
+#include "contract/digest.h"
+#include "manager/api/conditions.h"
+#include "manager/api/keys.h"
+#include "manager/controllers/kinds.h"
+#include "manager/controllers/metrics.h"
+#include "manager/kube/errors.h"
+#include "manager/kube/selector.h"
+
+namespace captf::controllers {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr std::size_t kMaxName = 253;
+constexpr char kMirrorPrefix[] = "captf-creds-";
+
+ConditionResult cond(const char* status, std::string_view reason, std::string message) {
+  return ConditionResult{status, std::string(reason), std::move(message)};
+}
+
+std::string str(std::string_view s) {
+  return std::string(s);
+}
+
+json ownerRefOf(const json& object) {
+  return {{"apiVersion", object.value("apiVersion", "")},
+          {"kind", object.value("kind", "")},
+          {"name", kube::meta::name(object)},
+          {"uid", kube::meta::uid(object)},
+          {"blockOwnerDeletion", false},
+          {"controller", false}};
+}
+
+bool hasOwner(const json& secret, const std::string& uid) {
+  const json* refs = kube::fieldAt(secret, "metadata.ownerReferences");
+  if (refs == nullptr || !refs->is_array()) {
+    return false;
+  }
+  return std::any_of(refs->begin(), refs->end(),
+                     [&](const json& ref) { return ref.value("uid", "") == uid; });
+}
+
+} // namespace
+
+std::string mirrorSecretName(const std::string& identity) {
+  std::string name = kMirrorPrefix + identity;
+  if (name.size() > kMaxName) {
+    name = kMirrorPrefix + contract::sha256Hex(identity).substr(0, 16);
+  }
+  return name;
+}
+
+std::string sourceHash(const json& data) {
+  std::string canonical;
+  if (data.is_object()) {
+    for (const auto& [key, value] : data.items()) { // nlohmann orders keys
+      canonical += key;
+      canonical += '\0';
+      canonical += value.is_string() ? value.get<std::string>() : value.dump();
+      canonical += '\0';
+    }
+  }
+  return "sha256:" + contract::sha256Hex(canonical);
+}
+
+absl::StatusOr<bool> namespaceAllowed(const json& allowed, const std::string& ns,
+                                      const json& namespace_labels) {
+  if (!allowed.is_object()) {
+    return false;
+  }
+  if (const auto list = allowed.find("list"); list != allowed.end() && list->is_array()) {
+    for (const json& entry : *list) {
+      if (entry.is_string() && entry.get<std::string>() == ns) {
+        return true;
+      }
+    }
+  }
+  if (const auto selector = allowed.find("selector");
+      selector != allowed.end() && selector->is_object()) {
+    auto parsed = kube::LabelSelector::fromJson(*selector);
+    if (!parsed.ok()) {
+      return parsed.status();
+    }
+    return parsed->matches(namespace_labels.is_object() ? namespace_labels : json::object());
+  }
+  return false;
+}
+
+IdentityResult IdentityResolver::resolve(const json& object, const std::string& identity) {
+  IdentityResult result;
+  result.identity = identity;
+  result.mirrored = cond("Unknown", api::conditions::kReasonMirrorPending,
+                         "waiting for the identity to be allowed");
+  const std::string ns = kube::meta::ns(object);
+  if (identity.empty()) {
+    metrics_.identity_denied_total.withLabels({"notfound"}).inc();
+    result.allowed =
+        cond("False", api::conditions::kReasonIdentityNotFound, "no identityRef resolves");
+    return result;
+  }
+  auto found = cached_.get(kinds::kTerraformClusterIdentity, {"", identity});
+  if (!found.ok()) {
+    if (kube::isNotFound(found.status())) {
+      metrics_.identity_denied_total.withLabels({"notfound"}).inc();
+      result.allowed = cond("False", api::conditions::kReasonIdentityNotFound,
+                            "TerraformClusterIdentity " + identity + " does not exist");
+      return result;
+    }
+    result.allowed = cond("Unknown", api::conditions::kReasonIdentityCheckFailed,
+                          "reading TerraformClusterIdentity " + identity + " failed");
+    result.transient = found.status();
+    return result;
+  }
+  const json spec = found->value("spec", json::object());
+  const json allowed = spec.value("allowedNamespaces", json());
+  json namespace_labels = json::object();
+  if (allowed.is_object() && allowed.contains("selector")) {
+    auto namespace_object = api_.get(kinds::kNamespace, {"", ns});
+    if (!namespace_object.ok()) {
+      result.allowed = cond("Unknown", api::conditions::kReasonIdentityCheckFailed,
+                            "reading Namespace " + ns + " failed");
+      result.transient = namespace_object.status();
+      return result;
+    }
+    namespace_labels = kube::meta::labels(*namespace_object);
+  }
+  auto is_allowed = namespaceAllowed(allowed, ns, namespace_labels);
+  if (!is_allowed.ok()) {
+    result.allowed = cond("Unknown", api::conditions::kReasonIdentityCheckFailed,
+                          "evaluating allowedNamespaces of " + identity + " failed");
+    result.transient = is_allowed.status();
+    return result;
+  }
+  if (!*is_allowed) {
+    metrics_.identity_denied_total.withLabels({"namespace"}).inc();
+    result.allowed =
+        cond("False", api::conditions::kReasonNamespaceNotAllowed,
+             "TerraformClusterIdentity " + identity + " does not allow namespace " + ns);
+    return result;
+  }
+  const json secret_ref = spec.value("secretRef", json::object());
+  const std::string secret_ns = secret_ref.value("namespace", "");
+  const std::string secret_name = secret_ref.value("name", "");
+  auto source = api_.get(kinds::kSecret, {secret_ns, secret_name});
+  if (!source.ok()) {
+    if (kube::isNotFound(source.status())) {
+      result.allowed = cond("False", api::conditions::kReasonSecretNotFound,
+                            "Secret " + secret_ns + "/" + secret_name + " of identity " + identity +
+                                " does not exist");
+      return result;
+    }
+    result.allowed = cond("Unknown", api::conditions::kReasonIdentityCheckFailed,
+                          "reading the identity's Secret failed");
+    result.transient = source.status();
+    return result;
+  }
+  result.allowed = cond("True", api::conditions::kReasonIdentityAllowed, "");
+  result.mirrored = mirror(object, identity, *source, result.mirror_name, result.transient);
+  return result;
+}
+
+ConditionResult IdentityResolver::mirror(const json& object, const std::string& identity,
+                                         const json& source, std::string& name,
+                                         absl::Status& transient) {
+  const std::string ns = kube::meta::ns(object);
+  name = mirrorSecretName(identity);
+  const json data = source.value("data", json::object());
+  const std::string hash = sourceHash(data);
+  auto existing = cached_.get(kinds::kSecret, {ns, name});
+  if (!existing.ok() && !kube::isNotFound(existing.status())) {
+    transient = existing.status();
+    return cond("False", api::conditions::kReasonMirrorFailed, "reading the mirror failed");
+  }
+  if (!existing.ok()) {
+    json mirror = {
+        {"apiVersion", "v1"},
+        {"kind", "Secret"},
+        {"metadata",
+         {{"name", name},
+          {"namespace", ns},
+          {"labels",
+           {{str(api::kLabelMirrored), "true"},
+            {str(api::kLabelManaged), "true"},
+            {str(api::kLabelClusterctlMove), ""}}},
+          {"annotations",
+           {{str(api::kAnnotationSourceHash), hash}, {str(api::kAnnotationIdentity), identity}}},
+          {"ownerReferences", json::array({ownerRefOf(object)})}}},
+        {"type", "Opaque"},
+        {"data", data}};
+    auto created = api_.create(mirror);
+    if (created.ok()) {
+      events_.event(object, kube::EventType::kNormal, "MirrorCreated", "Mirror",
+                    "credential mirror " + name + " created for identity " + identity);
+      return cond("True", api::conditions::kReasonMirrored, "");
+    }
+    if (!kube::isAlreadyExists(created.status())) {
+      transient = created.status();
+      return cond("False", api::conditions::kReasonMirrorFailed,
+                  "creating Secret " + name + " failed");
+    }
+    // Not in the cache: a same-named Secret CAPTF does not manage.
+    existing = api_.get(kinds::kSecret, {ns, name});
+    if (!existing.ok()) {
+      transient = existing.status();
+      return cond("False", api::conditions::kReasonMirrorFailed,
+                  "reading Secret " + name + " failed");
+    }
+  }
+  const json& labels = kube::meta::labels(*existing);
+  const json& annotations = kube::meta::annotations(*existing);
+  if (!labels.contains(str(api::kLabelMirrored)) ||
+      annotations.value(str(api::kAnnotationIdentity), "") != identity) {
+    return cond("False", api::conditions::kReasonMirrorFailed,
+                "Secret " + name + " exists and is not the mirror of identity " + identity +
+                    "; it is never overwritten");
+  }
+  const bool stale = annotations.value(str(api::kAnnotationSourceHash), "") != hash;
+  const bool owned = hasOwner(*existing, kube::meta::uid(object));
+  if (stale || !owned) {
+    json updated = *existing;
+    if (stale) {
+      updated["data"] = data;
+      updated["metadata"]["annotations"][str(api::kAnnotationSourceHash)] = hash;
+    }
+    if (!owned) {
+      updated["metadata"]["ownerReferences"].push_back(ownerRefOf(object));
+    }
+    auto written = api_.update(updated);
+    if (!written.ok()) {
+      transient = written.status();
+      return cond("False", api::conditions::kReasonMirrorFailed,
+                  "updating Secret " + name + " failed");
+    }
+  }
+  return cond("True", api::conditions::kReasonMirrored, "");
+}
+
+absl::Status IdentityResolver::release(const json& object, const std::string& identity) {
+  if (identity.empty()) {
+    return absl::OkStatus();
+  }
+  const std::string ns = kube::meta::ns(object);
+  const std::string name = mirrorSecretName(identity);
+  auto existing = cached_.get(kinds::kSecret, {ns, name});
+  if (!existing.ok()) {
+    return kube::isNotFound(existing.status()) ? absl::OkStatus() : existing.status();
+  }
+  if (!kube::meta::labels(*existing).contains(str(api::kLabelMirrored))) {
+    return absl::OkStatus();
+  }
+  const std::string uid = kube::meta::uid(object);
+  json refs = json::array();
+  bool found = false;
+  if (const json* current = kube::fieldAt(*existing, "metadata.ownerReferences");
+      current != nullptr && current->is_array()) {
+    for (const json& ref : *current) {
+      if (ref.value("uid", "") == uid) {
+        found = true;
+      } else {
+        refs.push_back(ref);
+      }
+    }
+  }
+  if (!found) {
+    return absl::OkStatus();
+  }
+  if (refs.empty()) {
+    kube::DeleteOptions options;
+    options.preconditions.uid = kube::meta::uid(*existing);
+    absl::Status removed = api_.remove(kinds::kSecret, {ns, name}, options);
+    if (removed.ok()) {
+      events_.event(object, kube::EventType::kNormal, "MirrorRemoved", "Mirror",
+                    "credential mirror " + name + " deleted: no object uses it any more");
+    }
+    return kube::isNotFound(removed) ? absl::OkStatus() : removed;
+  }
+  json updated = *existing;
+  updated["metadata"]["ownerReferences"] = refs;
+  auto written = api_.update(updated);
+  return written.ok() || kube::isNotFound(written.status()) ? absl::OkStatus() : written.status();
+}
+
+} // namespace captf::controllers

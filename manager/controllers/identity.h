@@ -1,0 +1,80 @@
+#pragma once
+
+// Identity resolution and the credential mirror (spec/captf-core.md §19.1,
+// §19.2) for one workload object, each reconcile after the preamble:
+// IdentityAllowed, then CredentialsMirrored. The source Secret and the
+// namespace are read straight from the API server (never cached); the
+// mirror lives in the main cache (captf.io/managed=true).
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "manager/kube/client.h"
+#include "manager/kube/events.h"
+
+namespace captf::controllers {
+
+class CaptfMetrics;
+
+struct ConditionResult {
+  std::string status; // "True" | "False" | "Unknown"
+  std::string reason;
+  std::string message;
+
+  bool isTrue() const { return status == "True"; }
+};
+
+struct IdentityResult {
+  ConditionResult allowed;  // IdentityAllowed
+  ConditionResult mirrored; // CredentialsMirrored
+  std::string identity;     // effective identity name ("" when none)
+  std::string mirror_name;  // captf-creds-<identity> when mirrored
+  // A transient API error (IdentityCheckFailed or a failed mirror write):
+  // the reconcile returns it after patching status, and is retried.
+  absl::Status transient;
+};
+
+// "captf-creds-<identity>"; longer than 253 characters: the prefix plus the
+// first 16 hex characters of sha256(identity).
+std::string mirrorSecretName(const std::string& identity);
+
+// The hash annotated on the mirror (captf.io/source-hash): sha256 over the
+// source Secret's data keys and (base64) values in key order.
+std::string sourceHash(const nlohmann::json& data);
+
+// Whether `ns` (with `namespace_labels`) is allowed by an identity's
+// spec.allowedNamespaces (list ∪ selector; unset: none; selector {}: all).
+// Errors: an unparsable selector.
+absl::StatusOr<bool> namespaceAllowed(const nlohmann::json& allowed_namespaces,
+                                      const std::string& ns,
+                                      const nlohmann::json& namespace_labels);
+
+class IdentityResolver {
+public:
+  // `cached` reads identities and mirrors, `api` reads the source Secret and
+  // the namespace and writes the mirror. All must outlive the resolver.
+  IdentityResolver(kube::Client& cached, kube::Client& api, kube::EventRecorder& events,
+                   CaptfMetrics& metrics)
+      : cached_(cached), api_(api), events_(events), metrics_(metrics) {}
+
+  // Resolves `identity` (empty: none) for `object` (a workload object with
+  // apiVersion, kind, metadata incl. uid) and maintains the mirror in the
+  // object's namespace, adding the object as a non-blocking owner.
+  IdentityResult resolve(const nlohmann::json& object, const std::string& identity);
+
+  // Final cleanup (§11.12): removes `object` from its namespace's mirror
+  // owners; deletes the mirror when no owner is left (event MirrorRemoved).
+  absl::Status release(const nlohmann::json& object, const std::string& identity);
+
+private:
+  ConditionResult mirror(const nlohmann::json& object, const std::string& identity,
+                         const nlohmann::json& source, std::string& name, absl::Status& transient);
+
+  kube::Client& cached_;
+  kube::Client& api_;
+  kube::EventRecorder& events_;
+  CaptfMetrics& metrics_;
+};
+
+} // namespace captf::controllers

@@ -1,0 +1,27 @@
+#pragma once
+
+// The kinds the controllers read and write, as GroupVersionKinds.
+
+#include "manager/kube/object.h"
+
+namespace captf::controllers::kinds {
+
+inline const kube::GroupVersionKind kSecret{"", "v1", "Secret"};
+inline const kube::GroupVersionKind kNamespace{"", "v1", "Namespace"};
+inline const kube::GroupVersionKind kPod{"", "v1", "Pod"};
+inline const kube::GroupVersionKind kServiceAccount{"", "v1", "ServiceAccount"};
+inline const kube::GroupVersionKind kConfigMap{"", "v1", "ConfigMap"};
+inline const kube::GroupVersionKind kJob{"batch", "v1", "Job"};
+inline const kube::GroupVersionKind kLease{"coordination.k8s.io", "v1", "Lease"};
+inline const kube::GroupVersionKind kRoleBinding{"rbac.authorization.k8s.io", "v1", "RoleBinding"};
+inline const kube::GroupVersionKind kTerraformCluster{"infrastructure.cluster.x-k8s.io", "v1alpha1",
+                                                      "TerraformCluster"};
+inline const kube::GroupVersionKind kTerraformMachine{"infrastructure.cluster.x-k8s.io", "v1alpha1",
+                                                      "TerraformMachine"};
+inline const kube::GroupVersionKind kTerraformMachinePool{"infrastructure.cluster.x-k8s.io",
+                                                          "v1alpha1", "TerraformMachinePool"};
+inline const kube::GroupVersionKind kTerraformClusterIdentity{
+    "infrastructure.cluster.x-k8s.io", "v1alpha1", "TerraformClusterIdentity"};
+inline const kube::GroupVersionKind kCluster{"cluster.x-k8s.io", "v1beta2", "Cluster"};
+
+} // namespace captf::controllers::kinds

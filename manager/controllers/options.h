@@ -1,0 +1,33 @@
+#pragma once
+
+// The manager's settings that reach the reconcilers (spec/captf-core.md
+// §10), already parsed and validated by main.cc.
+
+#include <chrono>
+#include <string>
+
+namespace captf::controllers {
+
+enum class ClusterOperationGate { kOff, kOn };
+enum class RunnerEvents { kOff, kOn };
+
+struct ControllerSettings {
+  // --runner-image / $CAPTF_MANAGER_IMAGE: the init container's image.
+  std::string runner_image;
+  ClusterOperationGate cluster_operation_gate = ClusterOperationGate::kOn;
+  RunnerEvents runner_events = RunnerEvents::kOn;
+  std::chrono::seconds drift_default_interval{std::chrono::minutes(30)};
+  int state_backups = 5;
+  // --namespace: empty watches every namespace.
+  std::string watch_namespace;
+  // --watch-filter: reconcile only objects labeled
+  // cluster.x-k8s.io/watch-filter=<value>; empty: all.
+  std::string watch_filter;
+  std::chrono::seconds sync_period{std::chrono::minutes(10)};
+  int terraformcluster_concurrency = 10;
+  int terraformmachine_concurrency = 10;
+  int terraformmachinepool_concurrency = 10;
+  int terraformmachinetemplate_concurrency = 10;
+};
+
+} // namespace captf::controllers

@@ -1,0 +1,314 @@
+#include "manager/controllers/workload.h"
+
+#include <algorithm>
+
+#include "manager/api/keys.h"
+#include "manager/controllers/kinds.h"
+#include "manager/kube/errors.h"
+#include "manager/kube/patch.h"
+
+namespace captf::controllers {
+
+using nlohmann::json;
+
+namespace {
+
+std::string str(std::string_view s) {
+  return std::string(s);
+}
+
+kube::GroupVersionKind gvkOf(const json& object) {
+  return kube::GroupVersionKind::fromApiVersion(object.value("apiVersion", ""),
+                                                object.value("kind", ""));
+}
+
+json finalizersOf(const json& object) {
+  const json* finalizers = kube::fieldAt(object, "metadata.finalizers");
+  return finalizers != nullptr && finalizers->is_array() ? *finalizers : json::array();
+}
+
+} // namespace
+
+bool hasFinalizer(const json& object, std::string_view finalizer) {
+  const json finalizers = finalizersOf(object);
+  return std::any_of(finalizers.begin(), finalizers.end(), [&](const json& f) {
+    return f.is_string() && f.get<std::string>() == finalizer;
+  });
+}
+
+absl::Status addFinalizer(kube::Writer& api, const json& object, std::string_view finalizer) {
+  json finalizers = finalizersOf(object);
+  finalizers.push_back(finalizer);
+  json patch = {
+      {"metadata",
+       {{"finalizers", finalizers}, {"resourceVersion", kube::meta::resourceVersion(object)}}}};
+  return api.patch(gvkOf(object), kube::meta::key(object), kube::PatchType::kMerge, patch).status();
+}
+
+absl::Status removeFinalizer(kube::Writer& api, const json& object, std::string_view finalizer) {
+  json finalizers = json::array();
+  for (const json& f : finalizersOf(object)) {
+    if (!(f.is_string() && f.get<std::string>() == finalizer)) {
+      finalizers.push_back(f);
+    }
+  }
+  json patch = {
+      {"metadata",
+       {{"finalizers", finalizers}, {"resourceVersion", kube::meta::resourceVersion(object)}}}};
+  absl::Status s =
+      api.patch(gvkOf(object), kube::meta::key(object), kube::PatchType::kMerge, patch).status();
+  return kube::isNotFound(s) ? absl::OkStatus() : s;
+}
+
+absl::Status patchAnnotation(kube::Writer& api, const json& object, std::string_view key,
+                             const std::optional<std::string>& value) {
+  json patch = {{"metadata", {{"annotations", {{key, value ? json(*value) : json(nullptr)}}}}}};
+  absl::Status s =
+      api.patch(gvkOf(object), kube::meta::key(object), kube::PatchType::kMerge, patch).status();
+  return !value && kube::isNotFound(s) ? absl::OkStatus() : s;
+}
+
+absl::Status patchStatus(kube::Writer& api, const json& object, const json& original,
+                         const json& modified) {
+  if (original == modified) {
+    return absl::OkStatus();
+  }
+  json patch = {{"status", kube::createMergePatch(original.is_object() ? original : json::object(),
+                                                  modified)}};
+  kube::PatchOptions options;
+  options.subresource = "status";
+  return api.patch(gvkOf(object), kube::meta::key(object), kube::PatchType::kMerge, patch, options)
+      .status();
+}
+
+absl::StatusOr<std::vector<RunJob>> listRunJobs(kube::Reader& reader, const std::string& ns,
+                                                const std::string& owner_kind,
+                                                const std::string& owner_name_label) {
+  kube::ListOptions options;
+  options.ns = ns;
+  options.label_selector = str(api::kLabelOwnerKind) + "=" + owner_kind + "," +
+                           str(api::kLabelOwnerName) + "=" + owner_name_label;
+  auto jobs = reader.list(kinds::kJob, options);
+  if (!jobs.ok()) {
+    return jobs.status();
+  }
+  std::vector<RunJob> out;
+  for (json& job : jobs->items) {
+    auto record = lifecycle::jobRecordFromJob(job);
+    if (!record.ok()) {
+      continue;
+    }
+    RunJob run;
+    run.bookkept = kube::meta::annotations(job).contains(str(api::kAnnotationBookkept));
+    run.record = *std::move(record);
+    run.job = std::move(job);
+    out.push_back(std::move(run));
+  }
+  std::vector<lifecycle::JobRecord> records;
+  for (const RunJob& run : out) {
+    records.push_back(run.record);
+  }
+  lifecycle::sortNewestFirst(records);
+  std::vector<RunJob> sorted;
+  for (const lifecycle::JobRecord& record : records) {
+    for (RunJob& run : out) {
+      if (run.record.name == record.name && !run.job.is_null()) {
+        sorted.push_back(std::move(run));
+        run.job = nullptr;
+        break;
+      }
+    }
+  }
+  return sorted;
+}
+
+absl::StatusOr<std::optional<json>> podOfJob(kube::Reader& reader, const std::string& ns,
+                                             const std::string& job) {
+  kube::ListOptions options;
+  options.ns = ns;
+  options.label_selector = "job-name=" + job;
+  auto pods = reader.list(kinds::kPod, options);
+  if (!pods.ok()) {
+    return pods.status();
+  }
+  std::optional<json> newest;
+  for (json& pod : pods->items) {
+    const std::string created =
+        kube::fieldAt(pod, "metadata.creationTimestamp") != nullptr
+            ? kube::fieldAt(pod, "metadata.creationTimestamp")->get<std::string>()
+            : "";
+    if (!newest || created > (*newest)["metadata"].value("creationTimestamp", std::string())) {
+      newest = std::move(pod);
+    }
+  }
+  return newest;
+}
+
+namespace {
+
+const json* containerStatus(const json& pod, std::string_view container) {
+  const json* statuses = kube::fieldAt(pod, "status.containerStatuses");
+  if (statuses == nullptr || !statuses->is_array()) {
+    return nullptr;
+  }
+  for (const json& status : *statuses) {
+    if (status.value("name", "") == container) {
+      return &status;
+    }
+  }
+  return nullptr;
+}
+
+} // namespace
+
+std::optional<std::string> terminationMessage(const json& pod, std::string_view container) {
+  const json* status = containerStatus(pod, container);
+  if (status == nullptr) {
+    return std::nullopt;
+  }
+  const json* terminated = kube::fieldAt(*status, "state.terminated");
+  if (terminated == nullptr || !terminated->is_object()) {
+    terminated = kube::fieldAt(*status, "lastState.terminated");
+  }
+  if (terminated == nullptr || !terminated->is_object() || !terminated->contains("message") ||
+      !(*terminated)["message"].is_string()) {
+    return std::nullopt;
+  }
+  return (*terminated)["message"].get<std::string>();
+}
+
+std::string containerImageId(const json& pod, std::string_view container) {
+  const json* status = containerStatus(pod, container);
+  return status == nullptr ? "" : status->value("imageID", "");
+}
+
+std::optional<kube::WallTime> containerStartTime(const json& pod, std::string_view container) {
+  const json* status = containerStatus(pod, container);
+  if (status == nullptr) {
+    return std::nullopt;
+  }
+  for (const char* path : {"state.running.startedAt", "state.terminated.startedAt"}) {
+    const json* started = kube::fieldAt(*status, path);
+    if (started != nullptr && started->is_string()) {
+      auto t = kube::parseTime(started->get<std::string>());
+      if (t.ok()) {
+        return *t;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+bool podStarted(const json& pod) {
+  for (const char* list : {"status.containerStatuses", "status.initContainerStatuses"}) {
+    const json* statuses = kube::fieldAt(pod, list);
+    if (statuses == nullptr || !statuses->is_array()) {
+      continue;
+    }
+    for (const json& status : *statuses) {
+      const json state = status.value("state", json::object());
+      if (state.contains("running") || state.contains("terminated") ||
+          status.value("lastState", json::object()).contains("terminated")) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+bool jobDeadlineExceeded(const json& job) {
+  const json* conditions = kube::fieldAt(job, "status.conditions");
+  if (conditions == nullptr || !conditions->is_array()) {
+    return false;
+  }
+  return std::any_of(conditions->begin(), conditions->end(), [](const json& c) {
+    return c.value("type", "") == "Failed" && c.value("status", "") == "True" &&
+           c.value("reason", "") == "DeadlineExceeded";
+  });
+}
+
+absl::StatusOr<lifecycle::LeaseVerdict>
+takeLease(kube::Client& api, const lifecycle::LeaseRequest& request, const std::string& name,
+          const std::map<std::string, lifecycle::HolderState>& job_states, std::string& holder) {
+  const std::string& ns = request.object.ns;
+  auto existing = api.get(kinds::kLease, {ns, name});
+  if (!existing.ok() && !kube::isNotFound(existing.status())) {
+    return existing.status();
+  }
+  std::optional<lifecycle::LeaseView> view;
+  if (existing.ok()) {
+    lifecycle::LeaseView v;
+    const json spec = existing->value("spec", json::object());
+    v.holder = spec.value("holderIdentity", "");
+    v.duration_seconds = spec.value("leaseDurationSeconds", int64_t{0});
+    std::string acquired =
+        kube::meta::annotations(*existing).value(str(api::kAnnotationLeaseAcquiredAt), "");
+    if (acquired.empty()) {
+      acquired = spec.value("acquireTime", "");
+    }
+    if (auto t = kube::parseTime(acquired); t.ok()) {
+      v.acquired_at = api::Time{std::chrono::time_point_cast<std::chrono::seconds>(*t)};
+    }
+    const auto state = job_states.find(v.holder);
+    v.holder_state = state == job_states.end() ? lifecycle::HolderState::kMissing : state->second;
+    view = v;
+  }
+  lifecycle::LeaseVerdict verdict = lifecycle::evaluateLease(view, request.job, request.now);
+  if (verdict == lifecycle::LeaseVerdict::kWait) {
+    holder = view ? view->holder : "";
+    return verdict;
+  }
+  json manifest = lifecycle::leaseManifest(request);
+  if (verdict == lifecycle::LeaseVerdict::kCreate) {
+    auto created = api.create(manifest);
+    if (kube::isAlreadyExists(created.status())) {
+      holder = "another manager";
+      return lifecycle::LeaseVerdict::kWait;
+    }
+    if (!created.ok()) {
+      return created.status();
+    }
+    return verdict;
+  }
+  // §20.1 grants leases update, not patch: a compare-and-swap update.
+  json updated = *existing;
+  updated["metadata"]["labels"] = manifest["metadata"].value("labels", json::object());
+  const json annotations = manifest["metadata"].value("annotations", json::object());
+  for (const auto& [key, value] : annotations.items()) {
+    updated["metadata"]["annotations"][key] = value;
+  }
+  updated["spec"] = manifest.value("spec", json::object());
+  auto written = api.update(updated);
+  if (kube::isConflict(written.status()) || kube::isNotFound(written.status())) {
+    holder = "another manager";
+    return lifecycle::LeaseVerdict::kWait;
+  }
+  if (!written.ok()) {
+    return written.status();
+  }
+  return verdict;
+}
+
+absl::Status releaseLease(kube::Client& api, const std::string& ns, const std::string& name,
+                          const std::string& holder) {
+  auto existing = api.get(kinds::kLease, {ns, name});
+  if (!existing.ok()) {
+    return kube::isNotFound(existing.status()) ? absl::OkStatus() : existing.status();
+  }
+  if (existing->value("spec", json::object()).value("holderIdentity", "") != holder) {
+    return absl::OkStatus();
+  }
+  json updated = *existing;
+  updated["spec"]["holderIdentity"] = "";
+  auto written = api.update(updated);
+  return written.ok() || kube::isNotFound(written.status()) || kube::isConflict(written.status())
+             ? absl::OkStatus()
+             : written.status();
+}
+
+absl::Status deleteLease(kube::Client& api, const std::string& ns, const std::string& name) {
+  absl::Status s = api.remove(kinds::kLease, {ns, name});
+  return kube::isNotFound(s) ? absl::OkStatus() : s;
+}
+
+} // namespace captf::controllers

@@ -1,0 +1,92 @@
+#pragma once
+
+// The I/O pieces of the shared reconcile pass (spec/captf-core.md §11) that
+// TerraformCluster, TerraformMachine and TerraformMachinePool reuse:
+// finalizer and annotation writes, the one status patch, the object's run
+// Jobs and their pods, run Leases and the cluster operation gate. The
+// decisions themselves are pure and live in manager/lifecycle.
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/status/statusor.h"
+#include "manager/kube/client.h"
+#include "manager/kube/clock.h"
+#include "manager/lifecycle/history.h"
+#include "manager/lifecycle/leases.h"
+
+namespace captf::controllers {
+
+// ---- metadata writes (direct, before the status patch: §11.1) --------------
+
+// Adds / removes `finalizer` with a merge patch guarded by the object's
+// resourceVersion (Conflict when it changed meanwhile).
+absl::Status addFinalizer(kube::Writer& api, const nlohmann::json& object,
+                          std::string_view finalizer);
+absl::Status removeFinalizer(kube::Writer& api, const nlohmann::json& object,
+                             std::string_view finalizer);
+bool hasFinalizer(const nlohmann::json& object, std::string_view finalizer);
+
+// Sets (value) or removes (nullopt) one annotation with a merge patch.
+// NotFound is success for removals.
+absl::Status patchAnnotation(kube::Writer& api, const nlohmann::json& object, std::string_view key,
+                             const std::optional<std::string>& value);
+
+// The pass's one status write: a merge patch of the status subresource
+// from `original` to `modified`; nothing is sent when they are equal.
+absl::Status patchStatus(kube::Writer& api, const nlohmann::json& object,
+                         const nlohmann::json& original, const nlohmann::json& modified);
+
+// ---- run Jobs ----------------------------------------------------------------
+
+struct RunJob {
+  nlohmann::json job;
+  lifecycle::JobRecord record;
+  bool bookkept = false; // captf.io/bookkept
+};
+
+// The object's run Jobs (by the owner labels), newest first. Jobs that are
+// not CAPTF run Jobs (no op/attempt label) are skipped.
+absl::StatusOr<std::vector<RunJob>> listRunJobs(kube::Reader& reader, const std::string& ns,
+                                                const std::string& owner_kind,
+                                                const std::string& owner_name_label);
+
+// Newest pod of Job `job` (by creationTimestamp), or nullopt.
+absl::StatusOr<std::optional<nlohmann::json>> podOfJob(kube::Reader& reader, const std::string& ns,
+                                                       const std::string& job);
+
+// The terminated.message of container `container`, or nullopt.
+std::optional<std::string> terminationMessage(const nlohmann::json& pod,
+                                              std::string_view container);
+// The imageID of `container` ("" when unknown).
+std::string containerImageId(const nlohmann::json& pod, std::string_view container);
+// Whether any container of the pod ever started (running or terminated).
+bool podStarted(const nlohmann::json& pod);
+// Whether the Job failed with reason DeadlineExceeded.
+bool jobDeadlineExceeded(const nlohmann::json& job);
+// When the Job's source container started, if known.
+std::optional<kube::WallTime> containerStartTime(const nlohmann::json& pod,
+                                                 std::string_view container);
+
+// ---- Leases (§11.9) ----------------------------------------------------------
+
+// Reads the Lease `name`, judges it with lifecycle::evaluateLease for
+// `request.job` (the holder Job's state from `job_states`: name -> live /
+// finished; absent names are missing) and writes it when the verdict allows:
+// create, or a merge patch guarded by its resourceVersion. A lost race reads
+// as kWait. `holder` receives the other holder on kWait.
+absl::StatusOr<lifecycle::LeaseVerdict>
+takeLease(kube::Client& api, const lifecycle::LeaseRequest& request, const std::string& name,
+          const std::map<std::string, lifecycle::HolderState>& job_states, std::string& holder);
+// Clears the holder when it is `holder` (bookkeeping released it).
+absl::Status releaseLease(kube::Client& api, const std::string& ns, const std::string& name,
+                          const std::string& holder);
+// Deletes the Lease (final cleanup). NotFound is success.
+absl::Status deleteLease(kube::Client& api, const std::string& ns, const std::string& name);
+
+} // namespace captf::controllers

@@ -1,0 +1,119 @@
+#pragma once
+
+// The runner Job (spec §13.1–§13.3, §21.2): one batch/v1 Job per operation,
+// built as JSON for the API server. The one place that knows the pod's
+// shape; test/runner/e2e_support builds its Jobs with it too.
+//
+// The pod: an init container `runner` from the runner image runs
+// `/runner copy /captf/bin/runner` into the `bin` emptyDir; the main
+// container `source` from the module image runs `/captf/bin/runner run`
+// with the §13.3 arguments. Volumes: bin (emptyDir; RO in `source`), work
+// (/captf/work, emptyDir), tmp (/tmp, emptyDir), config (/captf/config, RO:
+// the per-run Secret, projected with the backup chunks for a restore),
+// credentials (/var/run/captf/credentials, RO, the credential mirror, mode
+// 0440). envFrom: the credential mirror.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/status/statusor.h"
+#include "manager/api/workspace.h"
+#include "manager/lifecycle/decision.h"
+#include "manager/lifecycle/defaults.h"
+#include "manager/lifecycle/names.h"
+
+namespace captf::lifecycle {
+
+// Fixed paths of the image contract and the pod.
+inline constexpr std::string_view kRunnerInImage = "/runner";
+inline constexpr std::string_view kRunnerBinDir = "/captf/bin";
+inline constexpr std::string_view kRunnerPath = "/captf/bin/runner";
+inline constexpr std::string_view kRuntimePath = "/captf/runtime";
+inline constexpr std::string_view kModulePath = "/captf/module";
+inline constexpr std::string_view kProvidersPath = "/captf/providers";
+inline constexpr std::string_view kWorkPath = "/captf/work";
+inline constexpr std::string_view kConfigPath = "/captf/config";
+inline constexpr std::string_view kCredentialsPath = "/var/run/captf/credentials";
+inline constexpr std::string_view kSourceContainer = "source";
+inline constexpr std::string_view kInitContainer = "runner";
+// The margin between the grace period and the runner's --stop-timeout, for
+// writing the result after stopping the runtime.
+inline constexpr std::int64_t kStopTimeoutMargin = 30;
+
+struct JobBuildRequest {
+  ObjectIdentity object{};
+  // metadata.uid of the object (the Job's owner, and --event-object).
+  std::string object_uid{};
+  // The object's cluster.x-k8s.io/cluster-name label value (a
+  // TerraformCluster: its Cluster's name). Used for labels and the backend
+  // labels; "" omits the label (never for an object that has a Cluster).
+  std::string cluster_name{};
+  // jobName(...) of the decision.
+  std::string job_name{};
+  api::Operation operation = api::Operation::kApply;
+  std::int32_t attempt = 1;
+  // The image the `source` container runs: spec.source.image, or
+  // `repo@sha256:<pinned>` where pinning applies (§21.3).
+  std::string image{};
+  // --image: the reference echoed in the result and events
+  // (spec.source.image as written). Defaults to `image` when empty.
+  std::string image_reference{};
+  api::PullPolicy image_pull_policy = api::PullPolicy::kIfNotPresent;
+  // --runner-image / $CAPTF_MANAGER_IMAGE (must contain /runner).
+  std::string runner_image{};
+  // resolveJobPolicy(...).
+  EffectiveJobPolicy policy{};
+  // The credential mirror Secret (`captf-creds-<identity>`): envFrom and
+  // the credentials volume. Required.
+  std::string credentials_secret{};
+  // The inputs hash the Job renders (decision.inputs_hash): the Job's
+  // captf.io/inputs-hash annotation (omitted when empty) and --inputs-hash
+  // when guarding.
+  std::string inputs_hash{};
+  // From the decision: guard flags, expect-plan, remediation, restore serial.
+  JobOptions options{};
+  // --force-unlock: the lock ID of a stale lock held by one of the object's
+  // own finished runner pods (§14.4); "" when none.
+  std::string force_unlock_id{};
+  // --runner-events: pass --event-object and --job-name.
+  bool runner_events = true;
+  // Restore: the backup's chunk Secrets in chunk order, projected at
+  // /captf/config/restore/<i> (their `tfstate` key), and the backup's
+  // managed-resource count (--restore-chunks, --restore-resources).
+  std::vector<std::string> restore_chunk_secrets{};
+  std::int64_t restore_resources = 0;
+  // terminationGracePeriodSeconds; the runner's --stop-timeout is this minus
+  // kStopTimeoutMargin (600 ⇒ 570s). The manager always uses the default;
+  // tests shorten it. Must exceed kStopTimeoutMargin.
+  std::int64_t termination_grace_period_seconds = kTerminationGracePeriodSeconds;
+};
+
+// The runner arguments of §13.3 (after `/captf/bin/runner run`), each as
+// `--flag=value`, in the table's order: --op, --bin, --image, --module,
+// --providers, --workdir, --config, --lock-timeout=<n>s,
+// --stop-timeout=<n>s, four --backend-config (secret_suffix, namespace,
+// in_cluster_config=true, labels), then as applicable --force-unlock,
+// --guard-deletes + --inputs-hash, --allow-deletes-hash, --expect-plan,
+// --event-object + --job-name, --restore-chunks + --restore-resources.
+std::vector<std::string> runnerArgs(const JobBuildRequest& request);
+
+// The Job: namespace of the object, name job_name, labels (op, attempt,
+// captf.io/managed, cluster-name, owner-kind/name) on Job and pod,
+// annotations (captf.io/inputs-hash, captf.io/drift-remediation,
+// captf.io/approved-plan, captf.io/restore-serial as applicable), owner
+// reference to the object (controller, blockOwnerDeletion), backoffLimit 0,
+// no TTL, activeDeadlineSeconds, restartPolicy Never,
+// terminationGracePeriodSeconds, serviceAccountName, imagePullSecrets, pod
+// securityContext, the containers and volumes above.
+//
+// Errors (InvalidArgument, naming the field): empty job_name, object name,
+// namespace, object_uid, image, runner_image or credentials_secret; a
+// guarded apply without inputs_hash; a restore without chunk Secrets;
+// guard/expect-plan options on an operation other than apply; a grace
+// period not above the margin.
+absl::StatusOr<nlohmann::json> buildJob(const JobBuildRequest& request);
+
+} // namespace captf::lifecycle

@@ -1,0 +1,77 @@
+#pragma once
+
+// Timing of the lifecycle (spec §11.7 retry backoff, §11.8 re-check
+// cadences, §11.6/§16.2 refresh and drift schedules) and the per-object
+// jitter. Pure functions over plain values; `now` is always passed in.
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "manager/api/time.h"
+#include "manager/api/workspace.h"
+#include "manager/lifecycle/history.h"
+
+namespace captf::lifecycle {
+
+using Seconds = std::chrono::seconds;
+using TimePoint = std::chrono::sys_seconds;
+
+// §11.7.
+inline constexpr Seconds kBackoffBase{60};
+inline constexpr Seconds kBackoffCap{600};
+// §11.8.
+inline constexpr Seconds kLeaseRecheck{30};
+inline constexpr Seconds kApprovalRecheck{600};
+// §11.6 / §16.2 / §18.5.
+inline constexpr Seconds kPendingRefreshBase{30};
+inline constexpr Seconds kPendingRefreshCeiling{300};
+inline constexpr Seconds kConvergingRefresh{30};
+
+// The jitter source: a fraction in [0, 1) that scales "up to 10% of the
+// interval". Plain data so tests inject exact values; the controllers use
+// jitterFor(uid).
+struct Jitter {
+  double fraction = 0.0;
+
+  // interval × 0.1 × fraction, rounded down to whole seconds.
+  Seconds of(Seconds interval) const;
+};
+
+// The deterministic jitter of an object (§11.6): the first 8 bytes of
+// sha256(uid) as a fraction of 2^64. Objects created together spread out;
+// the same UID always gets the same jitter.
+Jitter jitterFor(std::string_view uid);
+
+// §11.7: 1m × 2^(n−1) capped at 10m; the cap outright once n ≥
+// `failed_jobs_history_limit` (so a limit of 0 or 1 waits 10m from the
+// first failure). n ≤ 0 ⇒ 0.
+Seconds backoffDelay(std::int32_t consecutive_failures, std::int32_t failed_jobs_history_limit);
+
+// Consecutive counting failures (JobOutcome::kFailed) of `operation` among
+// the retained Jobs, newest first, stopping at its newest success;
+// interrupted, blocked and plan-changed Jobs are skipped (neither counted
+// nor ending the run).
+std::int32_t consecutiveFailures(std::span<const JobRecord> jobs, api::Operation operation);
+
+// When `operation` may run again after failures: the newest finished Job
+// of the operation failed in a way that counts (JobOutcome::kFailed) ⇒ its
+// finish time + backoffDelay(consecutiveFailures). nullopt when nothing
+// holds it back: no finished Job, a success, or a newest Job that was
+// interrupted (retried without backoff, §11.7), blocked or plan-changed
+// (those wait on their own trigger — an approval runs at once).
+std::optional<TimePoint> retryNotBefore(std::span<const JobRecord> jobs, api::Operation operation,
+                                        std::int32_t failed_jobs_history_limit);
+
+// §11.6 row 3: the wait before the next refresh while health reads
+// `pending`, given status.pendingRefreshes = n ≥ 1: 30s × 2^(n−1) capped
+// at 5m (30s, 1m, 2m, 4m, 5m, ...). n ≤ 0 ⇒ 30s.
+Seconds pendingRefreshDelay(std::int32_t pending_refreshes);
+
+// Conversions between api::Time and TimePoint.
+TimePoint toTimePoint(const api::Time& t);
+api::Time toApiTime(TimePoint t);
+
+} // namespace captf::lifecycle

@@ -1,0 +1,430 @@
+// manager: the CAPTF controller manager (spec/captf-core.md §1, §10). Parses
+// the flags of §10 (controller-runtime's and component-base's names), sets up
+// logging, then wires the manager runtime (manager/kube), the reconcilers
+// (manager/controllers) and the validating webhook server (webhooks/) in one
+// process, and runs until SIGINT/SIGTERM or lost leadership.
+#include <algorithm>
+#include <cctype>
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "contract/roles.h"
+#include "manager/controllers/options.h"
+#include "manager/controllers/setup.h"
+#include "manager/kube/config.h"
+#include "manager/kube/diagnostics_server.h"
+#include "manager/kube/discovery.h"
+#include "manager/kube/manager.h"
+#include "webhooks/kube_lookups.h"
+#include "webhooks/server.h"
+
+#ifndef CAPTF_VERSION
+#define CAPTF_VERSION "0.0.0"
+#endif
+#ifndef CAPTF_COMMIT
+#define CAPTF_COMMIT "unknown"
+#endif
+
+namespace {
+
+using captf::controllers::ControllerSettings;
+
+// §1.3: fixed, not parameterized by --namespace.
+constexpr char kLeaderElectionId[] = "controller-leader-election-captf";
+constexpr char kDefaultNamespace[] = "captf-system";
+
+// Go durations as cobra takes them: "30m0s", "10s", "1h", "1.5h", "500ms".
+std::optional<std::chrono::milliseconds> parseDuration(const std::string& text) {
+  if (text.empty()) {
+    return std::nullopt;
+  }
+  double total_ms = 0;
+  size_t i = 0;
+  if (text == "0") {
+    return std::chrono::milliseconds(0);
+  }
+  while (i < text.size()) {
+    size_t start = i;
+    while (i < text.size() &&
+           (std::isdigit(static_cast<unsigned char>(text[i])) != 0 || text[i] == '.')) {
+      ++i;
+    }
+    if (start == i) {
+      return std::nullopt;
+    }
+    double value = 0;
+    try {
+      value = std::stod(text.substr(start, i - start));
+    } catch (...) {
+      return std::nullopt;
+    }
+    size_t unit_start = i;
+    while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i])) != 0) {
+      ++i;
+    }
+    const std::string unit = text.substr(unit_start, i - unit_start);
+    double factor = 0;
+    if (unit == "h") {
+      factor = 3600e3;
+    } else if (unit == "m") {
+      factor = 60e3;
+    } else if (unit == "s") {
+      factor = 1e3;
+    } else if (unit == "ms") {
+      factor = 1;
+    } else if (unit == "us" || unit == "µs") {
+      factor = 1e-3;
+    } else if (unit == "ns") {
+      factor = 1e-6;
+    } else {
+      return std::nullopt;
+    }
+    total_ms += value * factor;
+  }
+  return std::chrono::milliseconds(static_cast<int64_t>(total_ms));
+}
+
+// cobra/pflag accept "--a_b" for "--a-b" (component-base's word-sepatator
+// normalization); CLI11 does not, so names are normalized before parsing.
+std::vector<std::string> normalizeArgs(int argc, char** argv) {
+  std::vector<std::string> args;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.rfind("--", 0) == 0) {
+      const size_t end = arg.find('=');
+      for (size_t j = 2; j < std::min(end, arg.size()); ++j) {
+        if (arg[j] == '_') {
+          arg[j] = '-';
+        }
+      }
+    }
+    args.push_back(arg);
+  }
+  std::reverse(args.begin(), args.end()); // CLI11 takes a reversed vector
+  return args;
+}
+
+std::string leaderElectionNamespace() {
+  if (const char* ns = std::getenv("POD_NAMESPACE"); ns != nullptr && *ns != '\0') {
+    return ns;
+  }
+  std::ifstream in("/var/run/secrets/kubernetes.io/serviceaccount/namespace");
+  std::string ns;
+  if (in && std::getline(in, ns) && !ns.empty()) {
+    return ns;
+  }
+  return kDefaultNamespace;
+}
+
+std::shared_ptr<spdlog::logger> makeLogger(const std::string& format, int verbosity) {
+  auto logger = spdlog::stderr_logger_mt("manager");
+  if (format == "json") {
+    logger->set_pattern(R"({"ts":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","msg":"%v"})",
+                        spdlog::pattern_time_type::utc);
+  } else {
+    logger->set_pattern("%L%m%d %H:%M:%S.%f %t] %v", spdlog::pattern_time_type::utc);
+  }
+  // klog levels: V(0-2) info, V(3-4) debug, V(5+) trace.
+  logger->set_level(verbosity >= 5   ? spdlog::level::trace
+                    : verbosity >= 3 ? spdlog::level::debug
+                                     : spdlog::level::info);
+  logger->flush_on(spdlog::level::info);
+  return logger;
+}
+
+std::string versionString() {
+  return std::string("captf manager ") + CAPTF_VERSION + " (commit " + CAPTF_COMMIT +
+         ", contract " + std::string(captf::contract::kContractVersion) + ")";
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"CAPTF, the Cluster API infrastructure provider for Terraform/OpenTofu modules",
+               "manager"};
+  app.set_version_flag("--version", versionString());
+  auto* version_cmd = app.add_subcommand("version", "Print the build stamp and exit");
+
+  ControllerSettings settings;
+  bool gate = true;
+  bool runner_events = true;
+  std::string drift_default_interval = "30m0s";
+  std::string sync_period = "10m0s";
+  std::string runner_image;
+  if (const char* image = std::getenv("CAPTF_MANAGER_IMAGE"); image != nullptr) {
+    runner_image = image;
+  }
+  bool leader_elect = false;
+  std::string le_lease_duration = "15s";
+  std::string le_renew_deadline = "10s";
+  std::string le_retry_period = "2s";
+  captf::webhooks::ServerOptions webhook;
+  int webhook_port = 9443;
+  std::string diagnostics_address = ":8443";
+  bool insecure_diagnostics = false;
+  std::vector<std::string> tls_cipher_suites;
+  std::vector<int> tls_curve_preferences;
+  std::string tls_min_version = "VersionTLS12";
+  std::string feature_gates;
+  std::string log_flush_frequency = "5s";
+  std::string log_json_info_buffer_size = "0";
+  bool log_json_split_stream = false;
+  std::string log_text_info_buffer_size = "0";
+  bool log_text_split_stream = false;
+  std::string logging_format = "text";
+  int verbosity = 2;
+  std::string vmodule;
+  std::string health_addr = ":9440";
+  std::string kubeconfig;
+  std::string profiler_address;
+
+  app.add_flag("--cluster-operation-gate", gate,
+               "Serialize cluster apply/destroy/restore against machine and pool operations")
+      ->default_str("true");
+  app.add_option("--drift-default-interval", drift_default_interval, "Fallback drift interval")
+      ->capture_default_str();
+  app.add_flag("--runner-events", runner_events, "Runners emit progress events")
+      ->default_str("true");
+  app.add_option("--runner-image", runner_image,
+                 "Image of the runner init container (default $CAPTF_MANAGER_IMAGE)");
+  app.add_option("--state-backups", settings.state_backups, "State backups kept per object")
+      ->capture_default_str();
+  app.add_option("--namespace", settings.watch_namespace, "Watch a single namespace (empty: all)");
+  app.add_option("--sync-period", sync_period, "Informer resync period")->capture_default_str();
+  app.add_option("--terraformcluster-concurrency", settings.terraformcluster_concurrency)
+      ->capture_default_str();
+  app.add_option("--terraformmachine-concurrency", settings.terraformmachine_concurrency)
+      ->capture_default_str();
+  app.add_option("--terraformmachinepool-concurrency", settings.terraformmachinepool_concurrency)
+      ->capture_default_str();
+  app.add_option("--terraformmachinetemplate-concurrency",
+                 settings.terraformmachinetemplate_concurrency)
+      ->capture_default_str();
+  app.add_option("--watch-filter", settings.watch_filter,
+                 "Reconcile only objects labeled cluster.x-k8s.io/watch-filter=<value>");
+  app.add_flag("--leader-elect", leader_elect, "Enable leader election")->default_str("false");
+  app.add_option("--leader-elect-lease-duration", le_lease_duration)->capture_default_str();
+  app.add_option("--leader-elect-renew-deadline", le_renew_deadline)->capture_default_str();
+  app.add_option("--leader-elect-retry-period", le_retry_period)->capture_default_str();
+  app.add_option("--webhook-cert-dir", webhook.cert_dir)->capture_default_str();
+  app.add_option("--webhook-cert-name", webhook.cert_name)->capture_default_str();
+  app.add_option("--webhook-key-name", webhook.key_name)->capture_default_str();
+  app.add_option("--webhook-port", webhook_port, "Webhook server port (0: any)")
+      ->capture_default_str();
+  app.add_option("--diagnostics-address", diagnostics_address, "Metrics address")
+      ->capture_default_str();
+  app.add_flag("--insecure-diagnostics", insecure_diagnostics,
+               "Serve metrics over plain HTTP without authentication")
+      ->default_str("false");
+  app.add_option("--tls-cipher-suites", tls_cipher_suites)->delimiter(',');
+  app.add_option("--tls-curve-preferences", tls_curve_preferences)->delimiter(',');
+  app.add_option("--tls-min-version", tls_min_version)->capture_default_str();
+  app.add_option("--feature-gates", feature_gates, "Logging feature gates (key=bool,...)");
+  app.add_option("--log-flush-frequency", log_flush_frequency)->capture_default_str();
+  app.add_option("--log-json-info-buffer-size", log_json_info_buffer_size)->capture_default_str();
+  app.add_flag("--log-json-split-stream", log_json_split_stream)->default_str("false");
+  app.add_option("--log-text-info-buffer-size", log_text_info_buffer_size)->capture_default_str();
+  app.add_flag("--log-text-split-stream", log_text_split_stream)->default_str("false");
+  app.add_option("--logging-format", logging_format, "text or json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  app.add_option("-v,--v", verbosity, "Log verbosity")->capture_default_str();
+  app.add_option("--vmodule", vmodule, "pattern=N,... (text only)");
+  app.add_option("--health-addr", health_addr, "Health and readiness probes address")
+      ->capture_default_str();
+  app.add_option("--kubeconfig", kubeconfig, "kubeconfig (out of cluster)");
+  app.add_option("--profiler-address", profiler_address, "pprof bind address (unsupported)");
+
+  try {
+    app.parse(normalizeArgs(argc, argv));
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (version_cmd->parsed()) {
+    std::cout << versionString() << std::endl;
+    return 0;
+  }
+
+  auto logger = makeLogger(logging_format, verbosity);
+  // §10: log the parsed flags.
+  for (const CLI::Option* option : app.get_options()) {
+    if (option->get_name() == "--help" || option->get_name() == "--version") {
+      continue;
+    }
+    std::string value = option->results().empty() ? option->get_default_str()
+                                                  : CLI::detail::join(option->results(), ",");
+    logger->info("FLAG: {}=\"{}\"", option->get_name(), value);
+  }
+
+  // Refuse invalid combinations.
+  auto fail = [&](const std::string& message) {
+    logger->error("invalid flags: {}", message);
+    return 2;
+  };
+  if (runner_image.empty()) {
+    return fail("no runner image: set --runner-image or $CAPTF_MANAGER_IMAGE");
+  }
+  settings.runner_image = runner_image;
+  settings.cluster_operation_gate = gate ? captf::controllers::ClusterOperationGate::kOn
+                                         : captf::controllers::ClusterOperationGate::kOff;
+  settings.runner_events = runner_events ? captf::controllers::RunnerEvents::kOn
+                                         : captf::controllers::RunnerEvents::kOff;
+  const auto drift = parseDuration(drift_default_interval);
+  const auto sync = parseDuration(sync_period);
+  const auto lease = parseDuration(le_lease_duration);
+  const auto renew = parseDuration(le_renew_deadline);
+  const auto retry = parseDuration(le_retry_period);
+  if (!drift || !sync || !lease || !renew || !retry || !parseDuration(log_flush_frequency)) {
+    return fail("a duration flag does not parse");
+  }
+  settings.drift_default_interval = std::chrono::duration_cast<std::chrono::seconds>(*drift);
+  settings.sync_period = std::chrono::duration_cast<std::chrono::seconds>(*sync);
+  if (settings.state_backups < 0) {
+    return fail("--state-backups must be >= 0");
+  }
+  for (int c :
+       {settings.terraformcluster_concurrency, settings.terraformmachine_concurrency,
+        settings.terraformmachinepool_concurrency, settings.terraformmachinetemplate_concurrency}) {
+    if (c < 1) {
+      return fail("concurrency flags must be >= 1");
+    }
+  }
+  if (webhook_port < 0 || webhook_port > 65535) {
+    return fail("--webhook-port out of range");
+  }
+  webhook.port = static_cast<uint16_t>(webhook_port);
+  auto min_version = captf::webhooks::parseTlsVersion(tls_min_version);
+  if (!min_version.ok()) {
+    return fail(std::string(min_version.status().message()));
+  }
+  webhook.tls.min_version = *min_version;
+  webhook.tls.cipher_suites = tls_cipher_suites;
+  if (!profiler_address.empty()) {
+    logger->warn("--profiler-address is not supported by this build; ignored");
+  }
+  if (!insecure_diagnostics) {
+    // docs/decisions/manager-binary.md: the authenticated HTTPS endpoint is
+    // not built yet; metrics stay on the probe address only.
+    logger->warn("secure diagnostics are not implemented; metrics are served on --health-addr "
+                 "only (use --insecure-diagnostics to serve them on --diagnostics-address)");
+  }
+
+  captf::kube::LoadOptions load;
+  load.kubeconfig = kubeconfig;
+  auto config = captf::kube::loadConfig(load);
+  if (!config.ok()) {
+    logger->error("cannot load the Kubernetes configuration error=\"{}\"",
+                  std::string(config.status().message()));
+    return 1;
+  }
+  config->user_agent = "captf-manager/" CAPTF_VERSION;
+
+  captf::kube::ManagerOptions options;
+  options.name = "captf-manager";
+  options.cache.ns = settings.watch_namespace;
+  options.cache.resync_period = settings.sync_period;
+  captf::controllers::configureCache(options.cache, settings);
+  options.health_probe_address = health_addr;
+  if (leader_elect) {
+    options.leader_election = captf::kube::LeaderElectionMode::kEnabled;
+    options.leader_election_id = kLeaderElectionId;
+    options.leader_election_namespace = leaderElectionNamespace();
+    options.leader_election_config.lease_duration = *lease;
+    options.leader_election_config.renew_deadline = *renew;
+    options.leader_election_config.retry_period = *retry;
+  }
+
+  // Block the signals before any thread starts so that only sigwait sees
+  // them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  auto manager = captf::kube::Manager::create(*config, std::move(options), logger);
+  if (!manager.ok()) {
+    logger->error("cannot create the manager error=\"{}\"",
+                  std::string(manager.status().message()));
+    return 1;
+  }
+  captf::kube::Manager& mgr = **manager;
+
+  auto controllers =
+      captf::controllers::setupControllers(mgr, settings, CAPTF_VERSION, CAPTF_COMMIT, logger);
+  if (!controllers.ok()) {
+    logger->error("cannot set up the controllers error=\"{}\"",
+                  std::string(controllers.status().message()));
+    return 1;
+  }
+
+  // The webhooks: every replica serves them, leader or not (§1, §10); the
+  // readiness probe includes the server.
+  captf::kube::StaticRestMapper webhook_mapper;
+  captf::webhooks::addAdmissionResources(webhook_mapper);
+  captf::kube::ApiClient webhook_client(mgr.apiClient().rest(), webhook_mapper);
+  captf::webhooks::KubeAdmissionLookups lookups(webhook_client);
+  captf::webhooks::KubeAccessReviewer reviewer(mgr.apiClient().rest());
+  const captf::webhooks::AdmissionHandler handler(lookups, reviewer);
+  auto webhook_server = std::make_shared<captf::webhooks::WebhookServer>(webhook, handler, logger);
+  if (absl::Status s = webhook_server->start(); !s.ok()) {
+    logger->error("cannot start the webhook server error=\"{}\"", std::string(s.message()));
+    return 1;
+  }
+  logger->info("webhook server listening port={}", webhook_server->port());
+  mgr.addCheck(captf::kube::CheckKind::kReadyz, "webhook",
+               [webhook_server] { return webhook_server->ready(); });
+  mgr.addCheck(captf::kube::CheckKind::kHealthz, "webhook",
+               [webhook_server] { return webhook_server->ready(); });
+
+  std::unique_ptr<captf::kube::DiagnosticsServer> diagnostics;
+  if (insecure_diagnostics && !diagnostics_address.empty() && diagnostics_address != "0") {
+    diagnostics = std::make_unique<captf::kube::DiagnosticsServer>(diagnostics_address,
+                                                                   &mgr.metrics(), logger);
+    if (absl::Status s = diagnostics->start(); !s.ok()) {
+      logger->error("cannot start the diagnostics server error=\"{}\"", std::string(s.message()));
+      return 1;
+    }
+    logger->info("diagnostics server listening port={}", diagnostics->port());
+  }
+
+  std::stop_source stop;
+  std::jthread signal_thread([&] {
+    int received = 0;
+    sigwait(&signals, &received);
+    logger->info("stopping signal={}", received);
+    stop.request_stop();
+  });
+  logger->info("starting manager version={} identity={}", CAPTF_VERSION, mgr.identity());
+  absl::Status status = mgr.run(stop.get_token());
+  webhook_server->stop();
+  if (diagnostics) {
+    diagnostics->stop();
+  }
+  if (!stop.stop_requested()) {
+    // Leadership lost or a runnable failed: exit at once, as
+    // controller-runtime does; the signal thread is left blocked.
+    logger->error("manager stopped error=\"{}\"", std::string(status.message()));
+    logger->flush();
+    std::_Exit(1);
+  }
+  signal_thread.join();
+  logger->info("manager stopped");
+  return status.ok() ? 0 : 1;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  return run(argc, argv);
+}

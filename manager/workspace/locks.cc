@@ -1,0 +1,94 @@
+#include "manager/workspace/locks.h"
+
+#include <algorithm>
+
+#include "contract/json_adapter.h"
+#include "contract/strings.h"
+#include "manager/workspace/json_util.h"
+
+namespace captf::workspace {
+namespace {
+
+using contract::strCat;
+
+std::string member(const nlohmann::json& object, const char* key) {
+  const auto found = object.find(key);
+  if (found == object.end() || !found->is_string()) {
+    return {};
+  }
+  return found->get<std::string>();
+}
+
+std::string describe(const LockInfo& lock) {
+  return strCat("lock ", lock.id.empty() ? "(no ID)" : lock.id, " held by ",
+                lock.who.empty() ? "an unknown holder" : lock.who, " for ",
+                lock.operation.empty() ? "an unknown operation" : lock.operation, " since ",
+                lock.created.empty() ? "an unknown time" : lock.created);
+}
+
+} // namespace
+
+std::optional<LockInfo> readLock(const nlohmann::json& lease) {
+  if (!lease.is_object()) {
+    return std::nullopt;
+  }
+  const std::string holder = internal::stringAt(lease, "spec.holderIdentity").value_or("");
+  if (holder.empty()) {
+    return std::nullopt;
+  }
+  LockInfo lock;
+  lock.id = holder;
+  const auto info_text = internal::annotation(lease, kLockInfoAnnotation);
+  if (!info_text) {
+    return lock;
+  }
+  auto info = contract::parseJson(*info_text, kLockInfoAnnotation);
+  if (!info.ok() || !info->is_object()) {
+    return lock;
+  }
+  if (std::string id = member(*info, "ID"); !id.empty()) {
+    lock.id = std::move(id);
+  }
+  lock.operation = member(*info, "Operation");
+  lock.who = member(*info, "Who");
+  lock.version = member(*info, "Version");
+  lock.created = member(*info, "Created");
+  return lock;
+}
+
+LockDecision decideLock(const std::optional<LockInfo>& lock, const OwnRunners& own) {
+  LockDecision decision;
+  if (!lock) {
+    return decision;
+  }
+  decision.lock = *lock;
+  const std::size_t at = lock->who.rfind('@');
+  const std::string host = at == std::string::npos ? std::string() : lock->who.substr(at + 1);
+  const bool ours =
+      !host.empty() &&
+      std::any_of(own.job_names.begin(), own.job_names.end(), [&host](const std::string& job) {
+        return !job.empty() && host.size() > job.size() + 1 && host.starts_with(job) &&
+               host[job.size()] == '-';
+      });
+  if (!ours) {
+    decision.state = LockState::kForeign;
+    decision.message = strCat("State is locked by something other than this object's runner pods (",
+                              describe(*lock), "); it is never unlocked automatically");
+    return decision;
+  }
+  const auto pod = std::find_if(own.pods.begin(), own.pods.end(),
+                                [&host](const RunnerPod& p) { return p.name == host; });
+  if (pod != own.pods.end() && !pod->finished) {
+    decision.state = LockState::kLive;
+    decision.message =
+        strCat("State is locked by the running runner pod ", host, " (", describe(*lock), ")");
+    return decision;
+  }
+  decision.state = LockState::kStale;
+  decision.message = strCat("Stale ", describe(*lock), ": runner pod ", host,
+                            pod == own.pods.end() ? " no longer exists" : " has finished",
+                            "; the next Job force-unlocks it");
+  return decision;
+}
+
+} // namespace captf::workspace

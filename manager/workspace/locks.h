@@ -1,0 +1,78 @@
+#pragma once
+
+// The state lock check before a Job starts (spec §14.4, §11.5): is the
+// backend's lock Lease `lock-tfstate-default-<suffix>` free, held by a live
+// runner of this object, held by one of this object's runners that is gone
+// or finished (stale: the next Job force-unlocks it), or held by anyone else
+// (StateReadable=False/StateLocked, never touched). A pure decision.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace captf::workspace {
+
+// The backend's lock-info annotation on the lock Lease.
+inline constexpr std::string_view kLockInfoAnnotation = "app.terraform.io/lock-info";
+
+// What the backend recorded about the holder (`app.terraform.io/lock-info`
+// JSON {ID, Operation, Who, Version, Created}); fields it lacks stay empty.
+struct LockInfo {
+  std::string id{};        // lock ID (falls back to spec.holderIdentity)
+  std::string operation{}; // e.g. "OperationTypeApply"
+  std::string who{};       // "<user>@<hostname>"; hostname = pod name in a Job
+  std::string version{};
+  std::string created{};
+};
+
+// Reads the holder from a lock Lease (as the API server returns it).
+// nullopt when the Lease is absent (null JSON) or has no holder (empty
+// spec.holderIdentity, which is what force-unlock leaves behind). An
+// unparsable lock-info annotation yields a LockInfo with only `id` set (the
+// holder is then unknown and never auto-unlocked).
+std::optional<LockInfo> readLock(const nlohmann::json& lease);
+
+// A runner pod of this object: one of the pods of the object's own Jobs
+// (listed by the caller, e.g. by the Jobs' owner labels).
+struct RunnerPod {
+  std::string name{};
+  // Pod phase Succeeded or Failed, or every container terminated.
+  bool finished = false;
+};
+
+struct OwnRunners {
+  // Names of this object's Jobs still present. A pod named
+  // "<job>-<anything>" belongs to such a Job.
+  std::vector<std::string> job_names{};
+  // The pods of those Jobs that exist now.
+  std::vector<RunnerPod> pods{};
+};
+
+enum class LockState {
+  kFree,    // no holder: proceed
+  kLive,    // held by a live runner pod of this object: the next Job just waits
+  kStale,   // held by a runner of this object that is gone or finished:
+            // the next Job gets --force-unlock <id>, event ForceUnlocked
+  kForeign, // unknown holder or not ours: StateLocked, never auto-unlocked
+};
+
+struct LockDecision {
+  LockState state = LockState::kFree;
+  // kStale, kLive, kForeign: the holder as read.
+  LockInfo lock{};
+  // kForeign: the StateReadable=False/StateLocked message, naming holder,
+  // operation and time; kStale: what is being unlocked (for the event).
+  std::string message{};
+};
+
+// The §14.4 rule. A holder is "ours" when `Who` has an `@` and the hostname
+// after it is a pod of one of `own.job_names` ("<job>-..."), present in
+// `own.pods` or not. Ours and not finished ⇒ kLive; ours and finished or no
+// longer existing ⇒ kStale; anything else ⇒ kForeign. A Job pruned from
+// history leaves its pods' locks foreign: deliberately conservative.
+LockDecision decideLock(const std::optional<LockInfo>& lock, const OwnRunners& own);
+
+} // namespace captf::workspace

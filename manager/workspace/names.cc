@@ -1,0 +1,140 @@
+#include "manager/workspace/names.h"
+
+#include <utility>
+
+#include "contract/digest.h"
+#include "contract/strings.h"
+#include "manager/api/keys.h"
+
+namespace captf::workspace {
+namespace {
+
+using contract::strCat;
+
+constexpr std::size_t kMaxLabelValue = 63;
+constexpr std::size_t kMaxObjectName = 253;
+constexpr std::size_t kShortHash = 16;
+
+std::string shortHash(std::string_view text) {
+  return contract::sha256Hex(text).substr(0, kShortHash);
+}
+
+} // namespace
+
+std::string_view kindOf(const ObjectRef& ref) {
+  return contract::roleSpec(ref.role).kind;
+}
+
+std::string stateSuffix(const ObjectRef& ref) {
+  return strCat(shortHash(strCat(ref.ns, "/", kindOf(ref), "/", ref.name)), "-",
+                contract::roleSpec(ref.role).kind_short);
+}
+
+std::string stateSecretName(std::string_view suffix) {
+  return strCat("tfstate-", kStateWorkspace, "-", suffix);
+}
+
+std::string stateChunkName(std::string_view suffix, std::size_t index) {
+  if (index == 0) {
+    return stateSecretName(suffix);
+  }
+  return strCat(stateSecretName(suffix), "-part-", index);
+}
+
+std::string lockLeaseName(std::string_view suffix) {
+  return strCat("lock-", stateSecretName(suffix));
+}
+
+std::string runLeaseName(std::string_view suffix) {
+  return strCat("captf-run-", suffix);
+}
+
+std::string backupSecretName(std::string_view suffix, std::int64_t serial, std::size_t index) {
+  std::string name = strCat("captf-state-backup-", suffix, "-", serial);
+  if (index > 0) {
+    name += strCat("-part-", index);
+  }
+  return name;
+}
+
+std::string durableInputsSecretName(const ObjectRef& ref) {
+  const std::string prefix = strCat("captf-inputs-", contract::roleSpec(ref.role).kind_short, "-");
+  std::string name = prefix + ref.name;
+  if (name.size() > kMaxObjectName) {
+    return prefix + shortHash(ref.name);
+  }
+  return name;
+}
+
+std::string runSecretName(std::string_view job_name) {
+  return strCat("captf-run-", job_name);
+}
+
+std::string labelValue(std::string_view name) {
+  if (name.size() <= kMaxLabelValue) {
+    return std::string(name);
+  }
+  return shortHash(name);
+}
+
+std::map<std::string, std::string> backendLabels(const ObjectRef& ref) {
+  std::map<std::string, std::string> labels = ownerLabels(ref);
+  labels.emplace(api::kLabelClusterctlMove, "");
+  return labels;
+}
+
+std::string backendLabelsHcl(const ObjectRef& ref) {
+  std::string out = "{";
+  bool first = true;
+  for (const auto& [key, value] : backendLabels(ref)) {
+    if (!first) {
+      out += ", ";
+    }
+    first = false;
+    out += strCat("\"", key, "\" = \"", value, "\"");
+  }
+  out += "}";
+  return out;
+}
+
+std::vector<std::string> backendConfig(const ObjectRef& ref) {
+  return {
+      strCat("secret_suffix=", stateSuffix(ref)),
+      strCat("namespace=", ref.ns),
+      "in_cluster_config=true",
+      strCat("labels=", backendLabelsHcl(ref)),
+  };
+}
+
+std::string stateSelector(std::string_view suffix) {
+  return strCat(kBackendLabelSuffix, "=", suffix);
+}
+
+std::string backupSelector(std::string_view suffix) {
+  return strCat(api::kLabelStateBackup, "=true,", api::kLabelStateBackupSuffix, "=", suffix);
+}
+
+std::map<std::string, std::string> ownerLabels(const ObjectRef& ref) {
+  std::map<std::string, std::string> labels{
+      {std::string(api::kLabelManaged), "true"},
+      {std::string(api::kLabelOwnerKind), std::string(kindOf(ref))},
+      {std::string(api::kLabelOwnerName), labelValue(ref.name)},
+  };
+  if (!ref.cluster_name.empty()) {
+    labels.emplace(api::kLabelClusterName, labelValue(ref.cluster_name));
+  }
+  return labels;
+}
+
+nlohmann::json ownerReference(const ObjectRef& ref, OwnerControl control) {
+  return {
+      {"apiVersion", api::kGroupVersion},
+      {"kind", kindOf(ref)},
+      {"name", ref.name},
+      {"uid", ref.uid},
+      {"controller", control == OwnerControl::kController},
+      {"blockOwnerDeletion", false},
+  };
+}
+
+} // namespace captf::workspace

@@ -1,0 +1,113 @@
+#pragma once
+
+// Names and labels derived from a workload object's identity (spec §14.1,
+// §14.2, §12.7, §6.2): the state suffix and everything named after it, the
+// durable and per-run inputs Secrets, the owner labels and the labels the
+// `kubernetes` backend is configured with. Pure functions, no I/O.
+//
+// Nothing here uses the object's UID, so names survive `clusterctl move`
+// (docs/decisions/workspace-names.md).
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "contract/roles.h"
+
+namespace captf::workspace {
+
+// The identity of one workload object (TerraformCluster, TerraformMachine or
+// TerraformMachinePool) as everything in this folder needs it.
+struct ObjectRef {
+  contract::Role role = contract::Role::kCluster;
+  std::string ns{};
+  std::string name{};
+  // Only for owner references; never hashed or named after.
+  std::string uid{};
+  // The owning CAPI Cluster's name (the object's `cluster.x-k8s.io/cluster-name`
+  // label); may be empty while unknown.
+  std::string cluster_name{};
+};
+
+// "TerraformCluster" | "TerraformMachine" | "TerraformMachinePool".
+std::string_view kindOf(const ObjectRef& ref);
+
+// §14.1: hex(sha256("<namespace>/<Kind>/<name>"))[0:16] + "-" + kind code
+// ("c", "m", "mp"), e.g. "3f2a9c0d1e4b5a6f-m". Never ends in "-<digits>".
+std::string stateSuffix(const ObjectRef& ref);
+
+// The backend's workspace; the only one CAPTF uses.
+inline constexpr std::string_view kStateWorkspace = "default";
+// Data key of every state (and backup) chunk.
+inline constexpr std::string_view kStateDataKey = "tfstate";
+// Backend-owned labels (§6.5).
+inline constexpr std::string_view kBackendLabelState = "tfstate";
+inline constexpr std::string_view kBackendLabelSuffix = "tfstateSecretSuffix";
+inline constexpr std::string_view kBackendLabelWorkspace = "tfstateWorkspace";
+
+// "tfstate-default-<suffix>" (chunk 0).
+std::string stateSecretName(std::string_view suffix);
+// "tfstate-default-<suffix>-part-<index>"; index 0 is the base name.
+std::string stateChunkName(std::string_view suffix, std::size_t index);
+// "lock-tfstate-default-<suffix>" (the backend's lock Lease).
+std::string lockLeaseName(std::string_view suffix);
+// "captf-run-<suffix>" (the per-object run Lease, §11.9).
+std::string runLeaseName(std::string_view suffix);
+// "captf-state-backup-<suffix>-<serial>", and "-part-<index>" for index > 0.
+std::string backupSecretName(std::string_view suffix, std::int64_t serial, std::size_t index = 0);
+
+// "captf-inputs-<c|m|mp>-<name>"; when longer than 253 characters, the
+// prefix plus the first 16 hex of sha256(name) ("captf-inputs-m-<hash>").
+std::string durableInputsSecretName(const ObjectRef& ref);
+// "captf-run-<job>" (a Job name is at most 63 characters, so this fits).
+std::string runSecretName(std::string_view job_name);
+
+// A label value for a name: verbatim when at most 63 characters, else the
+// first 16 hex characters of its sha256 (§6.2 owner-name, §14.2 cluster-name).
+std::string labelValue(std::string_view name);
+
+// §14.2: the five labels the manager passes to the backend, exactly:
+//   owner-kind, owner-name, cluster.x-k8s.io/cluster-name (omitted when
+//   ref.cluster_name is empty), captf.io/managed=true,
+//   clusterctl.cluster.x-k8s.io/move="".
+// The backend selects state by the full label map, so every Job of one
+// object must pass the same map (the cluster name of an object never
+// changes once set).
+std::map<std::string, std::string> backendLabels(const ObjectRef& ref);
+
+// backendLabels as the HCL object of `-backend-config=labels=<value>`:
+//   {"captf.io/managed" = "true", "captf.infrastructure...owner-kind" = "TerraformMachine", ...}
+// Keys sorted; values are label-safe so need no escaping beyond quotes.
+std::string backendLabelsHcl(const ObjectRef& ref);
+
+// The full set of the Job's `--backend-config=` values (without the flag):
+// "secret_suffix=<suffix>", "namespace=<ns>", "in_cluster_config=true",
+// "labels=<backendLabelsHcl>".
+std::vector<std::string> backendConfig(const ObjectRef& ref);
+
+// Label selector (as the `labelSelector` query value) matching every state
+// chunk Secret of the object: "tfstateSecretSuffix=<suffix>".
+std::string stateSelector(std::string_view suffix);
+// Label selector of every backup chunk of the object:
+// "captf.io/state-backup=true,captf.io/state-backup-suffix=<suffix>".
+std::string backupSelector(std::string_view suffix);
+
+// The owner labels CAPTF puts on what it creates for the object (Leases,
+// Jobs, Secrets): captf.io/managed=true, owner-kind, owner-name, and
+// cluster-name when known.
+std::map<std::string, std::string> ownerLabels(const ObjectRef& ref);
+
+enum class OwnerControl { kNotController, kController };
+
+// An ownerReference to the object, non-blocking (blockOwnerDeletion false):
+// {apiVersion, kind, name, uid, controller, blockOwnerDeletion}.
+// Precondition: ref.uid is not empty.
+nlohmann::json ownerReference(const ObjectRef& ref,
+                              OwnerControl control = OwnerControl::kNotController);
+
+} // namespace captf::workspace

@@ -1,0 +1,82 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "manager/workspace/locks.h"
+
+namespace captf::workspace {
+namespace {
+
+using ::testing::HasSubstr;
+
+nlohmann::json lease(std::string_view holder, std::string_view info) {
+  nlohmann::json out = {{"metadata", {{"name", "lock-tfstate-default-s-m"}}},
+                        {"spec", {{"holderIdentity", holder}}}};
+  if (!info.empty()) {
+    out["metadata"]["annotations"]["app.terraform.io/lock-info"] = info;
+  }
+  return out;
+}
+
+constexpr std::string_view kInfo =
+    R"({"ID":"4f1d-lock","Operation":"OperationTypeApply","Who":"runner@captf-m-x-apply-a1-abcdef-7xk2p","Version":"1.12.6","Created":"2026-01-02T03:04:05Z"})";
+
+TEST(LocksTest, ReadsTheBackendsLockInfo) {
+  EXPECT_FALSE(readLock(nullptr).has_value());
+  EXPECT_FALSE(readLock(lease("", "")).has_value()); // force-unlocked
+  const auto lock = readLock(lease("4f1d-lock", kInfo));
+  ASSERT_TRUE(lock.has_value());
+  EXPECT_EQ(lock->id, "4f1d-lock");
+  EXPECT_EQ(lock->operation, "OperationTypeApply");
+  EXPECT_EQ(lock->who, "runner@captf-m-x-apply-a1-abcdef-7xk2p");
+  EXPECT_EQ(lock->created, "2026-01-02T03:04:05Z");
+  const auto garbled = readLock(lease("id-only", "{not json"));
+  ASSERT_TRUE(garbled.has_value());
+  EXPECT_EQ(garbled->id, "id-only");
+  EXPECT_EQ(garbled->who, "");
+}
+
+TEST(LocksTest, DecidesLiveStaleForeignAndFree) {
+  const auto lock = readLock(lease("4f1d-lock", kInfo));
+  const std::string pod = "captf-m-x-apply-a1-abcdef-7xk2p";
+  struct Case {
+    const char* name;
+    std::optional<LockInfo> lock;
+    OwnRunners own;
+    LockState want;
+  };
+  const Case cases[] = {
+      {"no lock", std::nullopt, {}, LockState::kFree},
+      {"our running pod", lock, {{"captf-m-x-apply-a1-abcdef"}, {{pod, false}}}, LockState::kLive},
+      {"our finished pod", lock, {{"captf-m-x-apply-a1-abcdef"}, {{pod, true}}}, LockState::kStale},
+      {"our pod is gone", lock, {{"captf-m-x-apply-a1-abcdef"}, {}}, LockState::kStale},
+      {"another object's job", lock, {{"captf-m-y-apply-a1-abcdef"}, {}}, LockState::kForeign},
+      {"prefix is not enough", lock, {{"captf-m-x-apply-a1-abc"}, {}}, LockState::kForeign},
+      {"no @ in Who",
+       readLock(lease("id", R"({"ID":"id","Who":"captf-m-x-apply-a1-abcdef-7xk2p"})")),
+       {{"captf-m-x-apply-a1-abcdef"}, {}},
+       LockState::kForeign},
+      {"no lock info",
+       readLock(lease("id", "")),
+       {{"captf-m-x-apply-a1-abcdef"}, {}},
+       LockState::kForeign},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const LockDecision decision = decideLock(c.lock, c.own);
+    EXPECT_EQ(decision.state, c.want);
+    if (c.want == LockState::kStale) {
+      EXPECT_EQ(decision.lock.id, "4f1d-lock");
+    }
+  }
+}
+
+TEST(LocksTest, ForeignMessageNamesHolderOperationAndTime) {
+  const auto decision = decideLock(readLock(lease("4f1d-lock", kInfo)), {});
+  EXPECT_EQ(decision.state, LockState::kForeign);
+  EXPECT_THAT(decision.message, HasSubstr("runner@captf-m-x-apply-a1-abcdef-7xk2p"));
+  EXPECT_THAT(decision.message, HasSubstr("OperationTypeApply"));
+  EXPECT_THAT(decision.message, HasSubstr("2026-01-02T03:04:05Z"));
+}
+
+} // namespace
+} // namespace captf::workspace
