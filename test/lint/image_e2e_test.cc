@@ -14,6 +14,7 @@
 
 #include "lint/cli.h"
 #include "lint/contract_source.h"
+#include "test/lint/oci/oci_test_util.h"
 #include "test/rig/fixture.h"
 
 namespace captf::lint {
@@ -32,52 +33,6 @@ std::string sourceDir() {
 std::string rigCommand() {
   return sourceDir() + "/test/rig/rig";
 }
-
-constexpr std::string_view kModule = R"(terraform {
-  required_version = ">= 1.8.0"
-  required_providers {
-    aws = {
-      source = "hashicorp/aws"
-    }
-  }
-}
-
-variable "captf_contract" { type = string }
-variable "captf_cluster" { type = any }
-variable "captf_object" { type = any }
-variable "captf_tags" { type = map(string) }
-variable "captf_cluster_outputs" { type = any }
-variable "machine_name" { type = string }
-variable "bootstrap_format" { type = string }
-variable "control_plane" { type = bool }
-
-variable "bootstrap_data" {
-  type      = string
-  sensitive = true
-}
-
-variable "failure_domain" {
-  type    = string
-  default = null
-}
-
-variable "kubernetes_version" {
-  type    = string
-  default = null
-}
-
-resource "aws_instance" "node" {
-  ami       = var.captf_cluster_outputs.ami
-  user_data = var.bootstrap_data
-  tags      = merge(var.captf_tags, { Name = var.machine_name })
-}
-
-output "provider_id" { value = "aws:///${aws_instance.node.availability_zone}/${aws_instance.node.id}" }
-output "addresses" { value = [{ type = "InternalIP", address = aws_instance.node.private_ip }] }
-output "failure_domain" { value = aws_instance.node.availability_zone }
-output "interruptible" { value = false }
-output "health" { value = { state = "running", healthy = true } }
-)";
 
 // A root filesystem on disk, pushed as a one-layer image.
 class Rootfs {
@@ -162,7 +117,7 @@ protected:
     Rootfs fs(tmp_ / name);
     fs.file("usr/local/bin/tofu", "#!/bin/true\n", 0755)
         .link("captf/runtime", "/usr/local/bin/tofu")
-        .file("captf/module/main.tf", kModule)
+        .file("captf/module/main.tf", oci::testing::kMachineModuleTf)
         .file("captf/providers/registry.opentofu.org/hashicorp/aws/index.json", "{}")
         .file("captf/providers/registry.opentofu.org/hashicorp/aws/"
               "terraform-provider-aws_5.0.0_linux_amd64.zip",

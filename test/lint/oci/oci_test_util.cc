@@ -133,51 +133,7 @@ ImageSpec goodMachineImage() {
       dir("captf/"),
       symlink("captf/runtime", "/usr/local/bin/tofu"),
       dir("captf/module/"),
-      file("captf/module/main.tf", R"(terraform {
-  required_version = ">= 1.8.0"
-  required_providers {
-    aws = {
-      source = "hashicorp/aws"
-    }
-  }
-}
-
-variable "captf_contract" { type = string }
-variable "captf_cluster" { type = any }
-variable "captf_object" { type = any }
-variable "captf_tags" { type = map(string) }
-variable "captf_cluster_outputs" { type = any }
-variable "machine_name" { type = string }
-variable "bootstrap_format" { type = string }
-variable "control_plane" { type = bool }
-
-variable "bootstrap_data" {
-  type      = string
-  sensitive = true
-}
-
-variable "failure_domain" {
-  type    = string
-  default = null
-}
-
-variable "kubernetes_version" {
-  type    = string
-  default = null
-}
-
-resource "aws_instance" "node" {
-  ami       = var.captf_cluster_outputs.ami
-  user_data = var.bootstrap_data
-  tags      = merge(var.captf_tags, { Name = var.machine_name })
-}
-
-output "provider_id" { value = "aws:///${aws_instance.node.availability_zone}/${aws_instance.node.id}" }
-output "addresses" { value = [{ type = "InternalIP", address = aws_instance.node.private_ip }] }
-output "failure_domain" { value = aws_instance.node.availability_zone }
-output "interruptible" { value = false }
-output "health" { value = { state = "running", healthy = true } }
-)"),
+      file("captf/module/main.tf", std::string(kMachineModuleTf)),
       dir("captf/providers/"),
       dir("captf/providers/registry.opentofu.org/"),
       dir("captf/providers/registry.opentofu.org/hashicorp/"),
