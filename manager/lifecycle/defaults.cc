@@ -19,6 +19,19 @@ auto pick(const std::optional<api::JobPolicy>& own, const std::optional<api::Job
   return std::nullopt;
 }
 
+// Lays a user's field over the default: set optionals and non-empty
+// strings or lists replace it; anything else keeps the default.
+template <class T> void overlay(std::optional<T>& out, const std::optional<T>& user) {
+  if (user) {
+    out = user;
+  }
+}
+template <class T> void overlay(T& out, const T& user) {
+  if (!user.empty()) {
+    out = user;
+  }
+}
+
 bool reservedEnvName(std::string_view name) {
   return name.starts_with("TF_") || name.starts_with("KUBE_");
 }
@@ -40,42 +53,18 @@ api::SecurityContext mergeSecurityContext(const std::optional<api::SecurityConte
     return out;
   }
   const api::SecurityContext& u = *user;
-  if (u.capabilities) {
-    out.capabilities = u.capabilities;
-  }
-  if (u.privileged) {
-    out.privileged = u.privileged;
-  }
-  if (u.se_linux_options) {
-    out.se_linux_options = u.se_linux_options;
-  }
-  if (u.windows_options) {
-    out.windows_options = u.windows_options;
-  }
-  if (u.run_as_user) {
-    out.run_as_user = u.run_as_user;
-  }
-  if (u.run_as_group) {
-    out.run_as_group = u.run_as_group;
-  }
-  if (u.run_as_non_root) {
-    out.run_as_non_root = u.run_as_non_root;
-  }
-  if (u.read_only_root_filesystem) {
-    out.read_only_root_filesystem = u.read_only_root_filesystem;
-  }
-  if (u.allow_privilege_escalation) {
-    out.allow_privilege_escalation = u.allow_privilege_escalation;
-  }
-  if (!u.proc_mount.empty()) {
-    out.proc_mount = u.proc_mount;
-  }
-  if (u.seccomp_profile) {
-    out.seccomp_profile = u.seccomp_profile;
-  }
-  if (u.app_armor_profile) {
-    out.app_armor_profile = u.app_armor_profile;
-  }
+  overlay(out.capabilities, u.capabilities);
+  overlay(out.privileged, u.privileged);
+  overlay(out.se_linux_options, u.se_linux_options);
+  overlay(out.windows_options, u.windows_options);
+  overlay(out.run_as_user, u.run_as_user);
+  overlay(out.run_as_group, u.run_as_group);
+  overlay(out.run_as_non_root, u.run_as_non_root);
+  overlay(out.read_only_root_filesystem, u.read_only_root_filesystem);
+  overlay(out.allow_privilege_escalation, u.allow_privilege_escalation);
+  overlay(out.proc_mount, u.proc_mount);
+  overlay(out.seccomp_profile, u.seccomp_profile);
+  overlay(out.app_armor_profile, u.app_armor_profile);
   return out;
 }
 
@@ -88,45 +77,19 @@ mergePodSecurityContext(const std::optional<api::PodSecurityContext>& user) {
     return out;
   }
   const api::PodSecurityContext& u = *user;
-  if (u.se_linux_options) {
-    out.se_linux_options = u.se_linux_options;
-  }
-  if (u.windows_options) {
-    out.windows_options = u.windows_options;
-  }
-  if (u.run_as_user) {
-    out.run_as_user = u.run_as_user;
-  }
-  if (u.run_as_group) {
-    out.run_as_group = u.run_as_group;
-  }
-  if (u.run_as_non_root) {
-    out.run_as_non_root = u.run_as_non_root;
-  }
-  if (!u.supplemental_groups.empty()) {
-    out.supplemental_groups = u.supplemental_groups;
-  }
-  if (!u.supplemental_groups_policy.empty()) {
-    out.supplemental_groups_policy = u.supplemental_groups_policy;
-  }
-  if (u.fs_group) {
-    out.fs_group = u.fs_group;
-  }
-  if (!u.sysctls.empty()) {
-    out.sysctls = u.sysctls;
-  }
-  if (!u.fs_group_change_policy.empty()) {
-    out.fs_group_change_policy = u.fs_group_change_policy;
-  }
-  if (u.seccomp_profile) {
-    out.seccomp_profile = u.seccomp_profile;
-  }
-  if (u.app_armor_profile) {
-    out.app_armor_profile = u.app_armor_profile;
-  }
-  if (!u.se_linux_change_policy.empty()) {
-    out.se_linux_change_policy = u.se_linux_change_policy;
-  }
+  overlay(out.se_linux_options, u.se_linux_options);
+  overlay(out.windows_options, u.windows_options);
+  overlay(out.run_as_user, u.run_as_user);
+  overlay(out.run_as_group, u.run_as_group);
+  overlay(out.run_as_non_root, u.run_as_non_root);
+  overlay(out.supplemental_groups, u.supplemental_groups);
+  overlay(out.supplemental_groups_policy, u.supplemental_groups_policy);
+  overlay(out.fs_group, u.fs_group);
+  overlay(out.sysctls, u.sysctls);
+  overlay(out.fs_group_change_policy, u.fs_group_change_policy);
+  overlay(out.seccomp_profile, u.seccomp_profile);
+  overlay(out.app_armor_profile, u.app_armor_profile);
+  overlay(out.se_linux_change_policy, u.se_linux_change_policy);
   return out;
 }
 
