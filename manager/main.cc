@@ -20,6 +20,7 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "absl/time/time.h"
 #include "contract/roles.h"
 #include "manager/controllers/options.h"
 #include "manager/controllers/setup.h"
@@ -45,56 +46,23 @@ using captf::controllers::ControllerSettings;
 constexpr char kLeaderElectionId[] = "controller-leader-election-captf";
 constexpr char kDefaultNamespace[] = "captf-system";
 
-// Go durations as cobra takes them: "30m0s", "10s", "1h", "1.5h", "500ms".
+// Go durations as cobra takes them: "30m0s", "10s", "1h", "1.5h", "500ms"
+// (absl::ParseDuration reads Go's syntax); finite and not negative.
 std::optional<std::chrono::milliseconds> parseDuration(const std::string& text) {
-  if (text.empty()) {
+  absl::Duration d;
+  if (!absl::ParseDuration(text, &d) || d == absl::InfiniteDuration() || d < absl::ZeroDuration()) {
     return std::nullopt;
   }
-  double total_ms = 0;
-  size_t i = 0;
-  if (text == "0") {
-    return std::chrono::milliseconds(0);
-  }
-  while (i < text.size()) {
-    size_t start = i;
-    while (i < text.size() &&
-           (std::isdigit(static_cast<unsigned char>(text[i])) != 0 || text[i] == '.')) {
-      ++i;
-    }
-    if (start == i) {
-      return std::nullopt;
-    }
-    double value = 0;
-    try {
-      value = std::stod(text.substr(start, i - start));
-    } catch (...) {
-      return std::nullopt;
-    }
-    size_t unit_start = i;
-    while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i])) != 0) {
-      ++i;
-    }
-    const std::string unit = text.substr(unit_start, i - unit_start);
-    double factor = 0;
-    if (unit == "h") {
-      factor = 3600e3;
-    } else if (unit == "m") {
-      factor = 60e3;
-    } else if (unit == "s") {
-      factor = 1e3;
-    } else if (unit == "ms") {
-      factor = 1;
-    } else if (unit == "us" || unit == "µs") {
-      factor = 1e-3;
-    } else if (unit == "ns") {
-      factor = 1e-6;
-    } else {
-      return std::nullopt;
-    }
-    total_ms += value * factor;
-  }
-  return std::chrono::milliseconds(static_cast<int64_t>(total_ms));
+  return absl::ToChronoMilliseconds(d);
 }
+
+// CLI11 names the flag in its error: "--sync-period: want a duration ...".
+const CLI::Validator kGoDuration(
+    [](const std::string& value) {
+      return parseDuration(value) ? std::string()
+                                  : "want a duration such as 30s, 10m0s or 1h30m, not " + value;
+    },
+    "DURATION");
 
 // cobra/pflag accept "--a_b" for "--a-b" (component-base's word-sepatator
 // normalization); CLI11 does not, so names are normalized before parsing.
@@ -192,6 +160,7 @@ int run(int argc, char** argv) {
                "Serialize cluster apply/destroy/restore against machine and pool operations")
       ->default_str("true");
   app.add_option("--drift-default-interval", drift_default_interval, "Fallback drift interval")
+      ->check(kGoDuration)
       ->capture_default_str();
   app.add_flag("--runner-events", runner_events, "Runners emit progress events")
       ->default_str("true");
@@ -200,7 +169,9 @@ int run(int argc, char** argv) {
   app.add_option("--state-backups", settings.state_backups, "State backups kept per object")
       ->capture_default_str();
   app.add_option("--namespace", settings.watch_namespace, "Watch a single namespace (empty: all)");
-  app.add_option("--sync-period", sync_period, "Informer resync period")->capture_default_str();
+  app.add_option("--sync-period", sync_period, "Informer resync period")
+      ->check(kGoDuration)
+      ->capture_default_str();
   app.add_option("--terraformcluster-concurrency", settings.terraformcluster_concurrency)
       ->capture_default_str();
   app.add_option("--terraformmachine-concurrency", settings.terraformmachine_concurrency)
@@ -213,9 +184,15 @@ int run(int argc, char** argv) {
   app.add_option("--watch-filter", settings.watch_filter,
                  "Reconcile only objects labeled cluster.x-k8s.io/watch-filter=<value>");
   app.add_flag("--leader-elect", leader_elect, "Enable leader election")->default_str("false");
-  app.add_option("--leader-elect-lease-duration", le_lease_duration)->capture_default_str();
-  app.add_option("--leader-elect-renew-deadline", le_renew_deadline)->capture_default_str();
-  app.add_option("--leader-elect-retry-period", le_retry_period)->capture_default_str();
+  app.add_option("--leader-elect-lease-duration", le_lease_duration)
+      ->check(kGoDuration)
+      ->capture_default_str();
+  app.add_option("--leader-elect-renew-deadline", le_renew_deadline)
+      ->check(kGoDuration)
+      ->capture_default_str();
+  app.add_option("--leader-elect-retry-period", le_retry_period)
+      ->check(kGoDuration)
+      ->capture_default_str();
   app.add_option("--webhook-cert-dir", webhook.cert_dir)->capture_default_str();
   app.add_option("--webhook-cert-name", webhook.cert_name)->capture_default_str();
   app.add_option("--webhook-key-name", webhook.key_name)->capture_default_str();
@@ -230,7 +207,9 @@ int run(int argc, char** argv) {
   app.add_option("--tls-curve-preferences", tls_curve_preferences)->delimiter(',');
   app.add_option("--tls-min-version", tls_min_version)->capture_default_str();
   app.add_option("--feature-gates", feature_gates, "Logging feature gates (key=bool,...)");
-  app.add_option("--log-flush-frequency", log_flush_frequency)->capture_default_str();
+  app.add_option("--log-flush-frequency", log_flush_frequency)
+      ->check(kGoDuration)
+      ->capture_default_str();
   app.add_option("--log-json-info-buffer-size", log_json_info_buffer_size)->capture_default_str();
   app.add_flag("--log-json-split-stream", log_json_split_stream)->default_str("false");
   app.add_option("--log-text-info-buffer-size", log_text_info_buffer_size)->capture_default_str();
@@ -284,9 +263,7 @@ int run(int argc, char** argv) {
   const auto lease = parseDuration(le_lease_duration);
   const auto renew = parseDuration(le_renew_deadline);
   const auto retry = parseDuration(le_retry_period);
-  if (!drift || !sync || !lease || !renew || !retry || !parseDuration(log_flush_frequency)) {
-    return fail("a duration flag does not parse");
-  }
+  // Every duration flag passed kGoDuration while parsing.
   settings.drift_default_interval = std::chrono::duration_cast<std::chrono::seconds>(*drift);
   settings.sync_period = std::chrono::duration_cast<std::chrono::seconds>(*sync);
   if (settings.state_backups < 0) {
