@@ -24,6 +24,7 @@
 #include "contract/roles.h"
 #include "manager/controllers/options.h"
 #include "manager/controllers/setup.h"
+#include "manager/diagnostics/server.h"
 #include "manager/kube/config.h"
 #include "manager/kube/diagnostics_server.h"
 #include "manager/kube/discovery.h"
@@ -104,10 +105,9 @@ std::shared_ptr<spdlog::logger> makeLogger(const std::string& format, int verbos
   } else {
     logger->set_pattern("%L%m%d %H:%M:%S.%f %t] %v", spdlog::pattern_time_type::utc);
   }
-  // klog levels: V(0-2) info, V(3-4) debug, V(5+) trace.
-  logger->set_level(verbosity >= 5   ? spdlog::level::trace
-                    : verbosity >= 3 ? spdlog::level::debug
-                                     : spdlog::level::info);
+  // klog levels: V(0-2) info, V(3-4) debug, V(5+) trace; PUT /debug/flags/v
+  // maps the same way.
+  logger->set_level(captf::diagnostics::levelForVerbosity(verbosity));
   logger->flush_on(spdlog::level::info);
   return logger;
 }
@@ -198,10 +198,11 @@ int run(int argc, char** argv) {
   app.add_option("--webhook-key-name", webhook.key_name)->capture_default_str();
   app.add_option("--webhook-port", webhook_port, "Webhook server port (0: any)")
       ->capture_default_str();
-  app.add_option("--diagnostics-address", diagnostics_address, "Metrics address")
+  app.add_option("--diagnostics-address", diagnostics_address,
+                 "Metrics (and, when secure, /debug/flags/v) address; 0 disables")
       ->capture_default_str();
   app.add_flag("--insecure-diagnostics", insecure_diagnostics,
-               "Serve metrics over plain HTTP without authentication")
+               "Serve diagnostics over plain HTTP without authentication (development only)")
       ->default_str("false");
   app.add_option("--tls-cipher-suites", tls_cipher_suites)->delimiter(',');
   app.add_option("--tls-curve-preferences", tls_curve_preferences)->delimiter(',');
@@ -289,11 +290,16 @@ int run(int argc, char** argv) {
   if (!profiler_address.empty()) {
     logger->warn("--profiler-address is not supported by this build; ignored");
   }
-  if (!insecure_diagnostics) {
-    // docs/decisions/manager-binary.md: the authenticated HTTPS endpoint is
-    // not built yet; metrics stay on the probe address only.
-    logger->warn("secure diagnostics are not implemented; metrics are served on --health-addr "
-                 "only (use --insecure-diagnostics to serve them on --diagnostics-address)");
+  // §8: HTTPS with TokenReview + SubjectAccessReview unless
+  // --insecure-diagnostics; the same TLS settings as the webhook server.
+  const bool diagnostics_enabled = !diagnostics_address.empty() && diagnostics_address != "0";
+  captf::webhooks::ServerOptions diagnostics_options = captf::diagnostics::serverOptions();
+  diagnostics_options.tls = webhook.tls;
+  if (diagnostics_enabled && !insecure_diagnostics) {
+    if (absl::Status s = captf::diagnostics::parseAddress(diagnostics_address, diagnostics_options);
+        !s.ok()) {
+      return fail("--diagnostics-address: " + std::string(s.message()));
+    }
   }
 
   captf::kube::LoadOptions load;
@@ -312,6 +318,7 @@ int run(int argc, char** argv) {
   options.cache.resync_period = settings.sync_period;
   captf::controllers::configureCache(options.cache, settings);
   options.health_probe_address = health_addr;
+  options.probe_metrics = captf::kube::ProbeMetrics::kOmit;
   if (leader_elect) {
     options.leader_election = captf::kube::LeaderElectionMode::kEnabled;
     options.leader_election_id = kLeaderElectionId;
@@ -364,15 +371,25 @@ int run(int argc, char** argv) {
   mgr.addCheck(captf::kube::CheckKind::kHealthz, "webhook",
                [webhook_server] { return webhook_server->ready(); });
 
-  std::unique_ptr<captf::kube::DiagnosticsServer> diagnostics;
-  if (insecure_diagnostics && !diagnostics_address.empty() && diagnostics_address != "0") {
-    diagnostics = std::make_unique<captf::kube::DiagnosticsServer>(diagnostics_address,
-                                                                   &mgr.metrics(), logger);
-    if (absl::Status s = diagnostics->start(); !s.ok()) {
+  std::unique_ptr<captf::kube::DiagnosticsServer> insecure;
+  std::unique_ptr<captf::diagnostics::SecureDiagnosticsServer> secure;
+  if (diagnostics_enabled && insecure_diagnostics) {
+    insecure = std::make_unique<captf::kube::DiagnosticsServer>(diagnostics_address, &mgr.metrics(),
+                                                                logger);
+    if (absl::Status s = insecure->start(); !s.ok()) {
       logger->error("cannot start the diagnostics server error=\"{}\"", std::string(s.message()));
       return 1;
     }
-    logger->info("diagnostics server listening port={}", diagnostics->port());
+    logger->warn("diagnostics served over plain HTTP without authentication port={}",
+                 insecure->port());
+  } else if (diagnostics_enabled) {
+    secure = std::make_unique<captf::diagnostics::SecureDiagnosticsServer>(
+        diagnostics_options, mgr.metrics(), mgr.apiClient().rest(), captf::kube::realClock(),
+        logger);
+    if (absl::Status s = secure->start(); !s.ok()) {
+      logger->error("cannot start the diagnostics server error=\"{}\"", std::string(s.message()));
+      return 1;
+    }
   }
 
   std::stop_source stop;
@@ -385,8 +402,11 @@ int run(int argc, char** argv) {
   logger->info("starting manager version={} identity={}", CAPTF_VERSION, mgr.identity());
   absl::Status status = mgr.run(stop.get_token());
   webhook_server->stop();
-  if (diagnostics) {
-    diagnostics->stop();
+  if (insecure) {
+    insecure->stop();
+  }
+  if (secure) {
+    secure->stop();
   }
   if (!stop.stop_requested()) {
     // Leadership lost or a runnable failed: exit at once, as

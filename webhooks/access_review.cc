@@ -6,16 +6,12 @@
 
 namespace captf::webhooks {
 
-nlohmann::json secretGetAccessReview(const UserInfo& user, std::string_view namespace_name,
-                                     std::string_view name) {
+namespace {
+
+nlohmann::json accessReview(const UserInfo& user, const char* attributes_key,
+                            nlohmann::json attributes) {
   nlohmann::json spec = {
-      {"resourceAttributes",
-       {{"namespace", std::string(namespace_name)},
-        {"verb", "get"},
-        {"group", ""},
-        {"version", "v1"},
-        {"resource", "secrets"},
-        {"name", std::string(name)}}},
+      {attributes_key, std::move(attributes)},
       {"user", user.username},
   };
   if (!user.uid.empty()) {
@@ -32,6 +28,25 @@ nlohmann::json secretGetAccessReview(const UserInfo& user, std::string_view name
       {"kind", "SubjectAccessReview"},
       {"spec", std::move(spec)},
   };
+}
+
+} // namespace
+
+nlohmann::json secretGetAccessReview(const UserInfo& user, std::string_view namespace_name,
+                                     std::string_view name) {
+  return accessReview(user, "resourceAttributes",
+                      {{"namespace", std::string(namespace_name)},
+                       {"verb", "get"},
+                       {"group", ""},
+                       {"version", "v1"},
+                       {"resource", "secrets"},
+                       {"name", std::string(name)}});
+}
+
+nlohmann::json nonResourceAccessReview(const UserInfo& user, std::string_view path,
+                                       std::string_view verb) {
+  return accessReview(user, "nonResourceAttributes",
+                      {{"path", std::string(path)}, {"verb", std::string(verb)}});
 }
 
 absl::StatusOr<AccessDecision> parseAccessReviewResponse(const nlohmann::json& doc) {

@@ -3,6 +3,8 @@
 // SubjectAccessReview for TerraformClusterIdentity: whoever creates an
 // identity, or changes its secretRef, must be allowed to `get` the Secret it
 // names, or the identity would be a way to read Secrets one cannot read.
+// The manager's secure diagnostics endpoint asks the same way about
+// non-resource URLs (/metrics, /debug/flags/v).
 
 #include <map>
 #include <optional>
@@ -51,6 +53,11 @@ public:
 // get Secret `namespace_name`/`name`.
 [[nodiscard]] nlohmann::json
 secretGetAccessReview(const UserInfo& user, std::string_view namespace_name, std::string_view name);
+
+// The authorization.k8s.io/v1 SubjectAccessReview asking whether `user` may
+// `verb` the non-resource URL `path`.
+[[nodiscard]] nlohmann::json nonResourceAccessReview(const UserInfo& user, std::string_view path,
+                                                     std::string_view verb);
 
 // Reads the status of a SubjectAccessReview response. InvalidArgument when
 // the document is not one.

@@ -47,40 +47,6 @@ absl::Status stringList(const json& v, std::string_view path, std::vector<std::s
   return absl::OkStatus();
 }
 
-absl::Status userInfoFrom(const json& v, UserInfo& out) {
-  if (v.is_null()) {
-    return absl::OkStatus();
-  }
-  if (!v.is_object()) {
-    return shapeError("request.userInfo", "object");
-  }
-  if (absl::Status s = optString(v, "username", "request.userInfo", out.username); !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = optString(v, "uid", "request.userInfo", out.uid); !s.ok()) {
-    return s;
-  }
-  if (const auto g = v.find("groups"); g != v.end()) {
-    if (absl::Status s = stringList(*g, "request.userInfo.groups", out.groups); !s.ok()) {
-      return s;
-    }
-  }
-  if (const auto e = v.find("extra"); e != v.end() && !e->is_null()) {
-    if (!e->is_object()) {
-      return shapeError("request.userInfo.extra", "object");
-    }
-    for (const auto& [k, values] : e->items()) {
-      std::vector<std::string> list;
-      if (absl::Status s = stringList(values, fmt::format("request.userInfo.extra[{}]", k), list);
-          !s.ok()) {
-        return s;
-      }
-      out.extra.emplace(k, std::move(list));
-    }
-  }
-  return absl::OkStatus();
-}
-
 absl::Status objectFrom(const json& req, const char* key, json& out) {
   const auto it = req.find(key);
   if (it == req.end() || it->is_null()) {
@@ -176,6 +142,40 @@ AdmissionResponse validateTemplate(const AdmissionRequest& r, Create create, Upd
 
 } // namespace
 
+absl::Status parseUserInfo(const json& v, std::string_view path, UserInfo& out) {
+  if (v.is_null()) {
+    return absl::OkStatus();
+  }
+  if (!v.is_object()) {
+    return shapeError(path, "object");
+  }
+  if (absl::Status s = optString(v, "username", path, out.username); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = optString(v, "uid", path, out.uid); !s.ok()) {
+    return s;
+  }
+  if (const auto g = v.find("groups"); g != v.end()) {
+    if (absl::Status s = stringList(*g, fmt::format("{}.groups", path), out.groups); !s.ok()) {
+      return s;
+    }
+  }
+  if (const auto e = v.find("extra"); e != v.end() && !e->is_null()) {
+    if (!e->is_object()) {
+      return shapeError(fmt::format("{}.extra", path), "object");
+    }
+    for (const auto& [k, values] : e->items()) {
+      std::vector<std::string> list;
+      if (absl::Status s = stringList(values, fmt::format("{}.extra[{}]", path, k), list);
+          !s.ok()) {
+        return s;
+      }
+      out.extra.emplace(k, std::move(list));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<AdmissionRequest> admissionRequestFromJson(const json& review) {
   if (!review.is_object()) {
     return shapeError("<root>", "an AdmissionReview object");
@@ -239,7 +239,7 @@ absl::StatusOr<AdmissionRequest> admissionRequestFromJson(const json& review) {
         quote(op)));
   }
   if (const auto u = req.find("userInfo"); u != req.end()) {
-    if (absl::Status s = userInfoFrom(*u, out.user_info); !s.ok()) {
+    if (absl::Status s = parseUserInfo(*u, "request.userInfo", out.user_info); !s.ok()) {
       return s;
     }
   }

@@ -13,8 +13,8 @@ namespace {
 
 using nlohmann::json;
 
-WebhookRegistration registration(std::string_view kind, bool cluster_scoped,
-                                 bool validates_delete) {
+WebhookRegistration registration(std::string_view kind, bool cluster_scoped, bool validates_delete,
+                                 bool calls_api_server) {
   std::string lower(kind);
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -27,6 +27,7 @@ WebhookRegistration registration(std::string_view kind, bool cluster_scoped,
   r.name = "validation." + lower + "." + std::string(api::kGroup);
   r.cluster_scoped = cluster_scoped;
   r.validates_delete = validates_delete;
+  r.calls_api_server = calls_api_server;
   return r;
 }
 
@@ -100,13 +101,13 @@ void emit(YAML::Emitter& out, const json& v) {
 
 const std::vector<WebhookRegistration>& webhookRegistrations() {
   static const std::vector<WebhookRegistration> kRegistrations = {
-      registration(api::kKindTerraformCluster, false, false),
-      registration(api::kKindTerraformMachine, false, true),
-      registration(api::kKindTerraformMachinePool, false, false),
-      registration(api::kKindTerraformClusterTemplate, false, false),
-      registration(api::kKindTerraformMachineTemplate, false, false),
-      registration(api::kKindTerraformMachinePoolTemplate, false, false),
-      registration(api::kKindTerraformClusterIdentity, true, true),
+      registration(api::kKindTerraformCluster, false, false, false),
+      registration(api::kKindTerraformMachine, false, true, true),
+      registration(api::kKindTerraformMachinePool, false, false, false),
+      registration(api::kKindTerraformClusterTemplate, false, false, false),
+      registration(api::kKindTerraformMachineTemplate, false, false, false),
+      registration(api::kKindTerraformMachinePoolTemplate, false, false, false),
+      registration(api::kKindTerraformClusterIdentity, true, true, true),
   };
   return kRegistrations;
 }

@@ -22,6 +22,10 @@ struct WebhookRegistration {
   std::string name;   // "validation.terraformcluster.infrastructure.cluster.x-k8s.io"
   bool cluster_scoped = false;
   bool validates_delete = false;
+  // Validation reads from the API server (the delete guards' lookups, the
+  // identity's SubjectAccessReview), so it may block: the server runs it on
+  // its handler threads instead of the connection's I/O thread.
+  bool calls_api_server = false;
 };
 
 // The seven kinds, in a fixed order.

@@ -3,6 +3,7 @@
 #include <array>
 #include <atomic>
 #include <condition_variable>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <optional>
@@ -21,8 +22,15 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <fmt/format.h>
+#include <openssl/bio.h>
+#include <openssl/bn.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/rand.h>
 #include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
 
 #include "webhooks/registrations.h"
 
@@ -175,7 +183,84 @@ std::string bestEffortUid(std::string_view body) {
   return uid != req->end() && uid->is_string() ? uid->get<std::string>() : "";
 }
 
+struct OpenSslFree {
+  void operator()(EVP_PKEY* p) const { EVP_PKEY_free(p); }
+  void operator()(X509* p) const { X509_free(p); }
+  void operator()(BIO* p) const { BIO_free(p); }
+  void operator()(X509_EXTENSION* p) const { X509_EXTENSION_free(p); }
+};
+
+std::string memBioString(BIO* bio) {
+  char* data = nullptr;
+  const long n = BIO_get_mem_data(bio, &data);
+  return n > 0 ? std::string(data, static_cast<std::size_t>(n)) : std::string();
+}
+
 } // namespace
+
+absl::StatusOr<PemPair> selfSignedPair(std::string_view host) {
+  auto fail = [](const char* what) {
+    return absl::InternalError(fmt::format("{}: {}", what, openSslError()));
+  };
+  std::unique_ptr<EVP_PKEY, OpenSslFree> key(EVP_EC_gen("P-256"));
+  std::unique_ptr<X509, OpenSslFree> cert(X509_new());
+  if (key == nullptr || cert == nullptr) {
+    return fail("cannot generate a key");
+  }
+  std::array<unsigned char, 16> serial{};
+  if (RAND_bytes(serial.data(), static_cast<int>(serial.size())) != 1) {
+    return fail("cannot draw a serial number");
+  }
+  serial[0] &= 0x7F; // positive
+  BIGNUM* bn = BN_bin2bn(serial.data(), static_cast<int>(serial.size()), nullptr);
+  const bool serial_set =
+      bn != nullptr && BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(cert.get())) != nullptr;
+  BN_free(bn);
+  if (!serial_set || X509_set_version(cert.get(), 2) != 1 ||
+      X509_gmtime_adj(X509_getm_notBefore(cert.get()), -3600) == nullptr ||
+      X509_gmtime_adj(X509_getm_notAfter(cert.get()), 365L * 24L * 3600L) == nullptr ||
+      X509_set_pubkey(cert.get(), key.get()) != 1) {
+    return fail("cannot fill the certificate");
+  }
+  const std::string cn(host);
+  X509_NAME* name = X509_get_subject_name(cert.get());
+  if (X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8,
+                                 reinterpret_cast<const unsigned char*>(cn.c_str()), -1, -1,
+                                 0) != 1 ||
+      X509_set_issuer_name(cert.get(), name) != 1) {
+    return fail("cannot name the certificate");
+  }
+  const std::string san = cn == "localhost" ? "DNS:localhost,IP:127.0.0.1"
+                                            : fmt::format("DNS:{},DNS:localhost,IP:127.0.0.1", cn);
+  const std::pair<int, std::string> extensions[] = {
+      {NID_subject_alt_name, san},
+      {NID_basic_constraints, "critical,CA:FALSE"},
+      {NID_key_usage, "critical,digitalSignature,keyEncipherment"},
+      {NID_ext_key_usage, "serverAuth"},
+  };
+  for (const auto& [nid, value] : extensions) {
+    X509V3_CTX ctx;
+    X509V3_set_ctx_nodb(&ctx);
+    X509V3_set_ctx(&ctx, cert.get(), cert.get(), nullptr, nullptr, 0);
+    std::unique_ptr<X509_EXTENSION, OpenSslFree> ext(
+        X509V3_EXT_conf_nid(nullptr, &ctx, nid, value.c_str()));
+    if (ext == nullptr || X509_add_ext(cert.get(), ext.get(), -1) != 1) {
+      return fail("cannot add a certificate extension");
+    }
+  }
+  if (X509_sign(cert.get(), key.get(), EVP_sha256()) <= 0) {
+    return fail("cannot sign the certificate");
+  }
+  std::unique_ptr<BIO, OpenSslFree> cert_bio(BIO_new(BIO_s_mem()));
+  std::unique_ptr<BIO, OpenSslFree> key_bio(BIO_new(BIO_s_mem()));
+  if (cert_bio == nullptr || key_bio == nullptr ||
+      PEM_write_bio_X509(cert_bio.get(), cert.get()) != 1 ||
+      PEM_write_bio_PrivateKey(key_bio.get(), key.get(), nullptr, nullptr, 0, nullptr, nullptr) !=
+          1) {
+    return fail("cannot encode the pair");
+  }
+  return PemPair{memBioString(cert_bio.get()), memBioString(key_bio.get())};
+}
 
 absl::StatusOr<TlsVersion> parseTlsVersion(std::string_view name) {
   if (name == "VersionTLS10") {
@@ -250,6 +335,20 @@ absl::StatusOr<bool> CertificateReloader::reload() {
   return true;
 }
 
+absl::Status CertificateReloader::install(const std::string& cert_pem, const std::string& key_pem) {
+  absl::StatusOr<std::shared_ptr<ssl::context>> ctx = makeContext(cert_pem, key_pem, impl_->tls);
+  if (!ctx.ok()) {
+    return ctx.status();
+  }
+  std::lock_guard lock(impl_->mu);
+  impl_->ctx = *std::move(ctx);
+  // Not the files' content: the next reload() that finds files loads them.
+  impl_->cert_pem.clear();
+  impl_->key_pem.clear();
+  ++impl_->generation;
+  return absl::OkStatus();
+}
+
 std::shared_ptr<void> CertificateReloader::current() const {
   std::lock_guard lock(impl_->mu);
   return impl_->ctx;
@@ -260,21 +359,22 @@ int CertificateReloader::generation() const {
   return impl_->generation;
 }
 
-// ---- WebhookServer ----------------------------------------------------------
+// ---- HttpsServer ------------------------------------------------------------
 
-struct WebhookServer::Impl {
-  Impl(ServerOptions opts, const AdmissionHandler& h, std::shared_ptr<spdlog::logger> log)
-      : options(std::move(opts)), handler(h), logger(std::move(log)),
+struct HttpsServer::Impl {
+  Impl(ServerOptions opts, HttpHandler h, std::shared_ptr<spdlog::logger> log, MayBlock blocks)
+      : options(std::move(opts)), handler(std::move(h)), may_block(std::move(blocks)),
+        logger(std::move(log)),
         certs(joinPath(options.cert_dir, options.cert_name),
               joinPath(options.cert_dir, options.key_name), options.tls, logger),
         ioc(std::max(1, options.io_threads)) {}
 
-  Reply serve(std::string_view method, std::string_view target, std::string_view body) const;
   void accept();
   void reloadLoop(std::stop_token stop);
 
   ServerOptions options;
-  const AdmissionHandler& handler;
+  const HttpHandler handler;
+  const MayBlock may_block;
   std::shared_ptr<spdlog::logger> logger;
   CertificateReloader certs;
 
@@ -287,6 +387,7 @@ struct WebhookServer::Impl {
   std::condition_variable_any reload_cv;
   std::atomic<bool> serving{false};
   std::atomic<uint16_t> port{0};
+  bool self_signed = false;
   bool stopped = false;
 };
 
@@ -294,7 +395,7 @@ namespace {
 
 class Session : public std::enable_shared_from_this<Session> {
 public:
-  Session(tcp::socket&& socket, std::shared_ptr<ssl::context> ctx, WebhookServer::Impl& server)
+  Session(tcp::socket&& socket, std::shared_ptr<ssl::context> ctx, HttpsServer::Impl& server)
       : ctx_(std::move(ctx)), stream_(std::move(socket), *ctx_), server_(server) {}
 
   void run() {
@@ -308,7 +409,7 @@ public:
 private:
   void onHandshake(beast::error_code ec) {
     if (ec) {
-      server_.logger->debug("webhook TLS handshake failed error={}", ec.message());
+      server_.logger->debug("{} TLS handshake failed error={}", server_.options.name, ec.message());
       return;
     }
     readHeader();
@@ -352,10 +453,10 @@ private:
   }
 
   void tooLarge() {
-    WebhookServer::Reply reply{413, "application/json",
-                               statusJson(413, "RequestEntityTooLarge",
-                                          fmt::format("the request body is larger than {} bytes",
-                                                      server_.options.max_body_bytes))};
+    HttpReply reply{413, "application/json",
+                    statusJson(413, "RequestEntityTooLarge",
+                               fmt::format("the request body is larger than {} bytes",
+                                           server_.options.max_body_bytes))};
     write(std::move(reply), 11, false);
   }
 
@@ -370,12 +471,19 @@ private:
     auto req = std::make_shared<http::request<http::string_body>>(parser_->release());
     const bool keep_alive = req->keep_alive();
     const unsigned version = req->version();
-    // AdmissionHandler may block on the API server: run it off the I/O
-    // threads, then write on this connection's strand.
-    net::post(*server_.handler_pool, [self = shared_from_this(), req, keep_alive, version] {
-      WebhookServer::Reply reply = self->server_.serve(
-          std::string_view(req->method_string().data(), req->method_string().size()),
-          std::string_view(req->target().data(), req->target().size()), req->body());
+    const auto view = [](beast::string_view v) { return std::string_view(v.data(), v.size()); };
+    const auto handle = [this, view](const http::request<http::string_body>& r) {
+      return server_.handler(HttpRequest{view(r.method_string()), view(r.target()),
+                                         view(r[http::field::authorization]), r.body()});
+    };
+    if (!server_.may_block || !server_.may_block(view(req->target()))) {
+      write(handle(*req), version, keep_alive);
+      return;
+    }
+    // The handler may block on the API server: run it off the I/O threads,
+    // then write on this connection's strand.
+    net::post(*server_.handler_pool, [self = shared_from_this(), req, keep_alive, version, handle] {
+      HttpReply reply = handle(*req);
       net::post(self->stream_.get_executor(),
                 [self, reply = std::move(reply), keep_alive, version]() mutable {
                   self->write(std::move(reply), version, keep_alive);
@@ -383,11 +491,10 @@ private:
     });
   }
 
-  void write(WebhookServer::Reply reply, unsigned version, bool keep_alive) {
+  void write(HttpReply reply, unsigned version, bool keep_alive) {
     if (SteadyClock::now() >= deadline_) {
-      server_.logger->warn(
-          "webhook request exceeded its deadline; closing the connection timeout_ms={}",
-          server_.options.request_timeout.count());
+      server_.logger->warn("{} request exceeded its deadline; closing the connection timeout_ms={}",
+                           server_.options.name, server_.options.request_timeout.count());
       return;
     }
     res_ = http::response<http::string_body>{};
@@ -438,7 +545,7 @@ private:
   // The context outlives the stream made from it.
   std::shared_ptr<ssl::context> ctx_;
   beast::ssl_stream<beast::tcp_stream> stream_;
-  WebhookServer::Impl& server_;
+  HttpsServer::Impl& server_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   http::response<http::string_body> res_;
@@ -448,11 +555,11 @@ private:
 
 } // namespace
 
-void WebhookServer::Impl::accept() {
+void HttpsServer::Impl::accept() {
   acceptor->async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
     if (ec) {
       if (ec != net::error::operation_aborted) {
-        logger->warn("webhook accept failed error={}", ec.message());
+        logger->warn("{} accept failed error={}", options.name, ec.message());
         accept();
       }
       return;
@@ -463,7 +570,7 @@ void WebhookServer::Impl::accept() {
   });
 }
 
-void WebhookServer::Impl::reloadLoop(std::stop_token stop) {
+void HttpsServer::Impl::reloadLoop(std::stop_token stop) {
   std::string last_error;
   while (!stop.stop_requested()) {
     {
@@ -477,22 +584,156 @@ void WebhookServer::Impl::reloadLoop(std::stop_token stop) {
     if (!changed.ok()) {
       const std::string message(changed.status().message());
       if (message != last_error) {
-        logger->warn("cannot reload the webhook serving certificate; keeping the current one "
+        logger->warn("cannot reload the {} serving certificate; keeping the current one "
                      "error={}",
-                     message);
+                     options.name, message);
         last_error = message;
       }
       continue;
     }
     last_error.clear();
     if (*changed) {
-      logger->info("webhook serving certificate reloaded generation={}", certs.generation());
+      logger->info("{} serving certificate reloaded generation={}", options.name,
+                   certs.generation());
     }
   }
 }
 
-WebhookServer::Reply WebhookServer::Impl::serve(std::string_view method, std::string_view target,
-                                                std::string_view body) const {
+HttpsServer::HttpsServer(ServerOptions options, HttpHandler handler,
+                         std::shared_ptr<spdlog::logger> logger, MayBlock may_block)
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(handler), std::move(logger),
+                                   std::move(may_block))) {}
+
+HttpsServer::~HttpsServer() {
+  stop();
+}
+
+absl::Status HttpsServer::start() {
+  Impl& s = *impl_;
+  const std::string& name = s.options.name;
+  std::error_code exists_ec;
+  const bool no_files =
+      !std::filesystem::exists(joinPath(s.options.cert_dir, s.options.cert_name), exists_ec) &&
+      !std::filesystem::exists(joinPath(s.options.cert_dir, s.options.key_name), exists_ec);
+  if (no_files && s.options.missing_certificate == MissingCertificate::kSelfSigned) {
+    // As controller-runtime's metrics server: no mounted pair at start, a
+    // generated one for the life of the process.
+    absl::StatusOr<PemPair> pair = selfSignedPair("localhost");
+    if (!pair.ok()) {
+      return pair.status();
+    }
+    if (absl::Status installed = s.certs.install(pair->cert_pem, pair->key_pem); !installed.ok()) {
+      return installed;
+    }
+    s.self_signed = true;
+    s.logger->info("no {} serving certificate found; serving a self-signed certificate generated "
+                   "at startup cert_dir={}",
+                   name, s.options.cert_dir);
+  } else if (absl::StatusOr<bool> loaded = s.certs.reload(); !loaded.ok()) {
+    return absl::FailedPreconditionError(
+        fmt::format("cannot load the {} serving certificate from {}: {}", name, s.options.cert_dir,
+                    std::string(loaded.status().message())));
+  }
+  beast::error_code ec;
+  const net::ip::address address = net::ip::make_address(s.options.address, ec);
+  if (ec) {
+    return absl::InvalidArgumentError(
+        fmt::format("invalid {} bind address {}: {}", name, s.options.address, ec.message()));
+  }
+  const tcp::endpoint endpoint(address, s.options.port);
+  s.acceptor.emplace(s.ioc);
+  if (s.acceptor->open(endpoint.protocol(), ec); ec) {
+    return absl::UnavailableError(fmt::format("cannot open the {} socket: {}", name, ec.message()));
+  }
+  s.acceptor->set_option(net::socket_base::reuse_address(true), ec);
+  if (s.acceptor->bind(endpoint, ec); ec) {
+    return absl::UnavailableError(fmt::format("cannot bind the {} server to {}:{}: {}", name,
+                                              s.options.address, s.options.port, ec.message()));
+  }
+  if (s.acceptor->listen(net::socket_base::max_listen_connections, ec); ec) {
+    return absl::UnavailableError(fmt::format("cannot listen: {}", ec.message()));
+  }
+  s.port = s.acceptor->local_endpoint().port();
+  s.handler_pool.emplace(static_cast<std::size_t>(std::max(1, s.options.handler_threads)));
+  s.accept();
+  for (int i = 0; i < std::max(1, s.options.io_threads); ++i) {
+    s.io_threads.emplace_back([&s] { s.ioc.run(); });
+  }
+  if (!s.self_signed) {
+    s.reloader = std::jthread([&s](std::stop_token stop) { s.reloadLoop(stop); });
+  }
+  s.serving = true;
+  s.logger->info("{} server listening address={} port={} cert_dir={}", name, s.options.address,
+                 s.port.load(), s.options.cert_dir);
+  return absl::OkStatus();
+}
+
+void HttpsServer::stop() {
+  Impl& s = *impl_;
+  if (s.stopped || !s.acceptor) {
+    return;
+  }
+  s.stopped = true;
+  s.serving = false;
+  s.reloader.request_stop();
+  s.reload_cv.notify_all();
+  if (s.reloader.joinable()) {
+    s.reloader.join();
+  }
+  s.ioc.stop();
+  s.io_threads.clear(); // joins
+  // Requests still being handled finish; their writes land in the stopped
+  // io_context and are discarded with their sessions.
+  if (s.handler_pool) {
+    s.handler_pool->stop();
+    s.handler_pool->join();
+  }
+  beast::error_code ec;
+  s.acceptor->close(ec);
+  s.logger->info("{} server stopped", s.options.name);
+}
+
+uint16_t HttpsServer::port() const {
+  return impl_->port.load();
+}
+
+absl::Status HttpsServer::ready() const {
+  if (!impl_->serving.load()) {
+    return absl::UnavailableError(fmt::format("the {} server is not serving", impl_->options.name));
+  }
+  if (impl_->certs.current() == nullptr) {
+    return absl::UnavailableError(
+        fmt::format("the {} serving certificate is not loaded", impl_->options.name));
+  }
+  return absl::OkStatus();
+}
+
+int HttpsServer::certificateGeneration() const {
+  return impl_->certs.generation();
+}
+
+bool HttpsServer::selfSigned() const {
+  return impl_->self_signed;
+}
+
+// ---- WebhookServer ----------------------------------------------------------
+
+WebhookServer::WebhookServer(ServerOptions options, const AdmissionHandler& handler,
+                             std::shared_ptr<spdlog::logger> logger)
+    : handler_(handler), server_(
+                             std::move(options),
+                             [this](const HttpRequest& request) {
+                               return serve(request.method, request.target, request.body);
+                             },
+                             std::move(logger),
+                             [](std::string_view target) {
+                               const WebhookRegistration* reg =
+                                   registrationForPath(target.substr(0, target.find('?')));
+                               return reg != nullptr && reg->calls_api_server;
+                             }) {}
+
+WebhookServer::Reply WebhookServer::serve(std::string_view method, std::string_view target,
+                                          std::string_view body) const {
   const std::string_view path = target.substr(0, target.find('?'));
   if (path == "/readyz" || path == "/healthz") {
     return {200, "text/plain", "ok"};
@@ -518,103 +759,7 @@ WebhookServer::Reply WebhookServer::Impl::serve(std::string_view method, std::st
                 badRequest(request->uid, fmt::format("{} validates {} objects, not {}", reg->path,
                                                      reg->kind, request->kind)))};
   }
-  return {200, "application/json", encodeAdmissionReview(handler.handle(*request))};
-}
-
-WebhookServer::WebhookServer(ServerOptions options, const AdmissionHandler& handler,
-                             std::shared_ptr<spdlog::logger> logger)
-    : impl_(std::make_unique<Impl>(std::move(options), handler, std::move(logger))) {}
-
-WebhookServer::~WebhookServer() {
-  stop();
-}
-
-absl::Status WebhookServer::start() {
-  Impl& s = *impl_;
-  absl::StatusOr<bool> loaded = s.certs.reload();
-  if (!loaded.ok()) {
-    return absl::FailedPreconditionError(
-        fmt::format("cannot load the webhook serving certificate from {}: {}", s.options.cert_dir,
-                    std::string(loaded.status().message())));
-  }
-  beast::error_code ec;
-  const net::ip::address address = net::ip::make_address(s.options.address, ec);
-  if (ec) {
-    return absl::InvalidArgumentError(
-        fmt::format("invalid webhook bind address {}: {}", s.options.address, ec.message()));
-  }
-  const tcp::endpoint endpoint(address, s.options.port);
-  s.acceptor.emplace(s.ioc);
-  if (s.acceptor->open(endpoint.protocol(), ec); ec) {
-    return absl::UnavailableError(fmt::format("cannot open the webhook socket: {}", ec.message()));
-  }
-  s.acceptor->set_option(net::socket_base::reuse_address(true), ec);
-  if (s.acceptor->bind(endpoint, ec); ec) {
-    return absl::UnavailableError(fmt::format("cannot bind the webhook server to {}:{}: {}",
-                                              s.options.address, s.options.port, ec.message()));
-  }
-  if (s.acceptor->listen(net::socket_base::max_listen_connections, ec); ec) {
-    return absl::UnavailableError(fmt::format("cannot listen: {}", ec.message()));
-  }
-  s.port = s.acceptor->local_endpoint().port();
-  s.handler_pool.emplace(static_cast<std::size_t>(std::max(1, s.options.handler_threads)));
-  s.accept();
-  for (int i = 0; i < std::max(1, s.options.io_threads); ++i) {
-    s.io_threads.emplace_back([&s] { s.ioc.run(); });
-  }
-  s.reloader = std::jthread([&s](std::stop_token stop) { s.reloadLoop(stop); });
-  s.serving = true;
-  s.logger->info("webhook server listening address={} port={} cert_dir={}", s.options.address,
-                 s.port.load(), s.options.cert_dir);
-  return absl::OkStatus();
-}
-
-void WebhookServer::stop() {
-  Impl& s = *impl_;
-  if (s.stopped || !s.acceptor) {
-    return;
-  }
-  s.stopped = true;
-  s.serving = false;
-  s.reloader.request_stop();
-  s.reload_cv.notify_all();
-  if (s.reloader.joinable()) {
-    s.reloader.join();
-  }
-  s.ioc.stop();
-  s.io_threads.clear(); // joins
-  // Reviews still being handled finish; their writes land in the stopped
-  // io_context and are discarded with their sessions.
-  if (s.handler_pool) {
-    s.handler_pool->stop();
-    s.handler_pool->join();
-  }
-  beast::error_code ec;
-  s.acceptor->close(ec);
-  s.logger->info("webhook server stopped");
-}
-
-uint16_t WebhookServer::port() const {
-  return impl_->port.load();
-}
-
-absl::Status WebhookServer::ready() const {
-  if (!impl_->serving.load()) {
-    return absl::UnavailableError("the webhook server is not serving");
-  }
-  if (impl_->certs.current() == nullptr) {
-    return absl::UnavailableError("the webhook serving certificate is not loaded");
-  }
-  return absl::OkStatus();
-}
-
-int WebhookServer::certificateGeneration() const {
-  return impl_->certs.generation();
-}
-
-WebhookServer::Reply WebhookServer::serve(std::string_view method, std::string_view target,
-                                          std::string_view body) const {
-  return impl_->serve(method, target, body);
+  return {200, "application/json", encodeAdmissionReview(handler_.handle(*request))};
 }
 
 } // namespace captf::webhooks

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Webhook admission throughput and latency over loopback with keep-alive,
+# against a Go net/http baseline driven the same way in the same run,
 # and the server's RSS under that load. See README.md.
 #
 #   bench/webhooks/run.sh [BUILD_DIR] [RATE] [SECONDS] [CONNECTIONS]
@@ -47,25 +48,44 @@ cat > "$work/review.json" <<'JSON'
 {"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"bench-0001","kind":{"group":"infrastructure.cluster.x-k8s.io","version":"v1alpha1","kind":"TerraformCluster"},"resource":{"group":"infrastructure.cluster.x-k8s.io","version":"v1alpha1","resource":"terraformclusters"},"name":"c1","namespace":"bench","operation":"CREATE","userInfo":{"username":"admin","groups":["system:masters"]},"object":{"apiVersion":"infrastructure.cluster.x-k8s.io/v1alpha1","kind":"TerraformCluster","metadata":{"name":"c1","namespace":"bench","labels":{"cluster.x-k8s.io/cluster-name":"c1"}},"spec":{"identityRef":{"name":"prod"},"source":{"image":"registry.example.com/modules/cluster:v1.0.0"},"variables":{"region":"eu-west-1","instance_type":"m5.large","tags":{"team":"platform"}},"jobs":{"lockTimeoutSeconds":60,"activeDeadlineSeconds":600}}}}}
 JSON
 
-"$build/webhooks/webhook-server" --webhook-port=0 --webhook-bind-address=127.0.0.1 \
-  --webhook-cert-dir="$work" --kubeconfig="$work/kubeconfig" --log-level=warn > "$work/server.out" &
-server_pid=$!
-for _ in $(seq 100); do grep -q "listening on port" "$work/server.out" 2>/dev/null && break; sleep 0.1; done
-port="$(sed -n 's/listening on port //p' "$work/server.out")"
-echo "server pid $server_pid port $port; RSS idle $(awk '/VmRSS/{print $2" "$3}' /proc/$server_pid/status)"
+go build -o "$work/baseline_server" "$root/bench/webhooks/baseline_server.go"
 
-# Sample the server's RSS every 200 ms during the run.
-( peak=0; while kill -0 "$server_pid" 2>/dev/null; do
-    rss=$(awk '/VmRSS/{print $2}' /proc/$server_pid/status 2>/dev/null || echo 0)
-    (( rss > peak )) && peak=$rss && echo "$peak" > "$work/peak"
-    sleep 0.2
-  done ) &
-sampler=$!
-cpu_before=$(awk '{print $14+$15}' /proc/$server_pid/stat)
-"$work/load_client" 127.0.0.1 "$port" "$work/ca.crt" \
-  /validate-infrastructure-cluster-x-k8s-io-v1alpha1-terraformcluster "$work/review.json" \
-  "$rate" "$seconds" "$connections"
-cpu_after=$(awk '{print $14+$15}' /proc/$server_pid/stat)
-kill "$sampler" 2>/dev/null || true
-ticks=$(getconf CLK_TCK)
-echo "server RSS peak $(cat "$work/peak") kB; server CPU $(( (cpu_after - cpu_before) * 100 / ticks / seconds ))% of one core"
+# bench NAME COMMAND...: starts one server, drives it with the load client,
+# prints the client's line plus the server's peak RSS and CPU share.
+bench() {
+  local name="$1"
+  shift
+  "$@" > "$work/$name.out" &
+  server_pid=$!
+  for _ in $(seq 100); do grep -q "listening on port" "$work/$name.out" 2>/dev/null && break; sleep 0.1; done
+  local port
+  port="$(sed -n 's/.*listening on port \([0-9]*\).*/\1/p' "$work/$name.out" | head -1)"
+  # Sample the server's RSS every 200 ms during the run.
+  echo 0 > "$work/peak"
+  ( peak=0; while kill -0 "$server_pid" 2>/dev/null; do
+      rss=$(awk '/VmRSS/{print $2}' /proc/$server_pid/status 2>/dev/null || echo 0)
+      (( rss > peak )) && peak=$rss && echo "$peak" > "$work/peak"
+      sleep 0.2
+    done ) &
+  local sampler=$!
+  local cpu_before cpu_after
+  cpu_before=$(awk '{print $14+$15}' /proc/$server_pid/stat)
+  local line
+  line="$("$work/load_client" 127.0.0.1 "$port" "$work/ca.crt" \
+    /validate-infrastructure-cluster-x-k8s-io-v1alpha1-terraformcluster "$work/review.json" \
+    "$rate" "$seconds" "$connections")" || { echo "$name: the load client saw errors: $line"; exit 1; }
+  cpu_after=$(awk '{print $14+$15}' /proc/$server_pid/stat)
+  kill "$sampler" 2>/dev/null || true
+  kill "$server_pid"; wait "$server_pid" 2>/dev/null || true
+  server_pid=""
+  printf '%-15s %s; RSS peak %s kB; CPU %s%% of one core\n' "$name" "$line" "$(cat "$work/peak")" \
+    "$(( (cpu_after - cpu_before) * 100 / $(getconf CLK_TCK) / seconds ))"
+  echo "$line" | sed -n 's/.*p99 \([0-9.]*\) ms.*/\1/p' > "$work/$name.p99"
+}
+
+echo "rate $rate/s for ${seconds}s over $connections keep-alive TLS connections"
+bench webhook-server "$build/webhooks/webhook-server" --webhook-port=0 --webhook-bind-address=127.0.0.1 \
+  --webhook-cert-dir="$work" --kubeconfig="$work/kubeconfig" --log-level=warn
+bench go-baseline "$work/baseline_server" "$work"
+awk -v a="$(cat "$work/webhook-server.p99")" -v b="$(cat "$work/go-baseline.p99")" \
+  'BEGIN { printf "p99 ratio webhook-server / go-baseline: %.2f\n", a / b }'

@@ -63,6 +63,9 @@ template <> struct Describe<TerraformClusterStatus> {
     return std::tuple_cat(
         workspaceStatusFields(),
         std::tuple{
+            field("ready", &TerraformClusterStatus::ready)
+                .doc("Cluster API v1beta1 compatibility: true once provisioned (latched with "
+                     "initialization.provisioned)."),
             field("failureDomains", &TerraformClusterStatus::failure_domains)
                 .doc("Failure domains from the module output failure_domains.")
                 .items(1, 100)

@@ -34,6 +34,9 @@ struct TerraformClusterSpec : WorkspaceSpec {
 };
 
 struct TerraformClusterStatus : WorkspaceStatus {
+  // Cluster API v1beta1 compatibility, latched with initialization.provisioned
+  // (docs/decisions/api-spec-conflicts.md, "TerraformCluster status.ready").
+  std::optional<bool> ready;
   std::vector<FailureDomain> failure_domains;
   std::optional<PlanPreview> plan;
 

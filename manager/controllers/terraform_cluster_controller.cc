@@ -67,6 +67,11 @@ std::string approveCommand(const std::string& ns, const std::string& name, std::
          " --overwrite";
 }
 
+std::string planChangedMessage(const lifecycle::ObjectIdentity& id, const std::string& plan_hash) {
+  return "the approved plan changed; new plan " + plan_hash + " awaits approval: " +
+         approveCommand(id.ns, id.name, api::kAnnotationApprovePlan, plan_hash);
+}
+
 } // namespace
 
 // One reconcile's working set.
@@ -139,6 +144,11 @@ bool set(TerraformClusterReconciler::Pass& pass, std::string_view type, Conditio
 bool set(TerraformClusterReconciler::Pass& pass, std::string_view type,
          const ConditionResult& result) {
   return set(pass, type, toStatus(result.status), result.reason, result.message);
+}
+
+// The provisioned latch (§15.1): initialization.provisioned once true.
+bool provisionedLatch(const api::TerraformClusterStatus& status) {
+  return status.initialization && status.initialization->provisioned.value_or(false);
 }
 
 std::string conditionReasonOf(const api::TerraformClusterStatus& status, std::string_view type) {
@@ -511,6 +521,38 @@ absl::Status TerraformClusterReconciler::bookkeep(Pass& pass, size_t index) {
             "approved plan " + run.record.approved_plan + " applied");
     }
   }
+  // §16.6: an apply that succeeded after the check that found drift (the
+  // remediation, or any apply: it converged reality to the inputs) resolves
+  // it at once (docs/decisions/lifecycle-decision.md, open question 30); a
+  // remediation that failed, was blocked or found its plan changed leaves it
+  // pending.
+  if (op == api::Operation::kApply) {
+    const api::Condition* drift =
+        lifecycle::findCondition(pass.status.conditions, cond::kDriftDetected);
+    // Bookkeeping runs newest Job first: an older apply bookkept in the
+    // same pass as a newer drift check must not clear what that check found.
+    const auto& checked = pass.status.last_drift_check;
+    const bool after_check =
+        !checked || !run.record.finished || run.record.finished->value > checked->value;
+    const bool drifted = drift != nullptr && drift->status == ConditionStatus::kTrue;
+    if (outcome == workspace::RunOutcome::kSucceeded && drifted && after_check) {
+      const std::string note =
+          (run.record.drift_remediation ? "remediation apply " : "apply ") + name + " succeeded";
+      set(pass, cond::kDriftDetected, ConditionStatus::kFalse, cond::kReasonNoDrift, note);
+      event(pass, kube::EventType::kNormal, "DriftResolved", note);
+    } else if (outcome != workspace::RunOutcome::kSucceeded && run.record.drift_remediation) {
+      set(pass, cond::kDriftDetected, ConditionStatus::kTrue, cond::kReasonDriftPending,
+          "remediation apply " + name + " " + str(workspace::jobsTotalResult(outcome)) +
+              "; the drift is still pending");
+    }
+  }
+  // §14.7: the restored state is adopted with the backup's inputs hash (the
+  // restore Job carries it), so current inputs that differ re-apply.
+  if (outcome == workspace::RunOutcome::kSucceeded && op == api::Operation::kRestore) {
+    if (absl::Status s = adopt(pass, run.record.inputs_hash, name); !s.ok()) {
+      return s;
+    }
+  }
 
   // status.lastRun and the operation's condition.
   pass.status.last_run = last_run;
@@ -568,9 +610,7 @@ absl::Status TerraformClusterReconciler::bookkeep(Pass& pass, size_t index) {
         plan.created_at = pass.now;
         pass.status.plan = plan;
         set(pass, cond::kApplyJobSucceeded, ConditionStatus::kUnknown, cond::kReasonPlanChanged,
-            "the approved plan changed; new plan " + plan.plan_hash + " awaits approval: " +
-                approveCommand(pass.id.ns, pass.id.name, api::kAnnotationApprovePlan,
-                               plan.plan_hash));
+            planChangedMessage(pass.id, plan.plan_hash));
       }
       deps_.metrics.plan_approvals_total.withLabels({str(kKind), "changed"}).inc();
       event(pass, kube::EventType::kWarning, "PlanChanged",
@@ -863,8 +903,7 @@ absl::Status TerraformClusterReconciler::reconcileState(Pass& pass) {
       break;
     }
   }
-  const bool latched = pass.status.initialization && pass.status.initialization->provisioned &&
-                       *pass.status.initialization->provisioned;
+  const bool latched = provisionedLatch(pass.status);
   pass.verdict = workspace::classifyState(pass.state, contract::Role::kCluster,
                                           latched ? workspace::Provisioned::kYes
                                                   : workspace::Provisioned::kNo);
@@ -1048,8 +1087,7 @@ absl::Status TerraformClusterReconciler::reconcileInputs(Pass& pass) {
 
 // §15.1, §15.2, §16.3: outputs, provisioned latch, endpoint write-back.
 absl::Status TerraformClusterReconciler::reconcileOutputs(Pass& pass) {
-  const bool latched = pass.status.initialization && pass.status.initialization->provisioned &&
-                       *pass.status.initialization->provisioned;
+  const bool latched = provisionedLatch(pass.status);
   pass.provisioned = latched;
   const bool started = std::any_of(pass.jobs.begin(), pass.jobs.end(), [](const RunJob& run) {
     return run.record.operation == api::Operation::kApply;
@@ -1220,9 +1258,7 @@ absl::Status TerraformClusterReconciler::decideAndRun(Pass& pass) {
   lifecycle::DecisionInput in;
   in.role = contract::Role::kCluster;
   in.deleting = pass.deleting;
-  in.provisioned =
-      pass.provisioned || (pass.status.initialization && pass.status.initialization->provisioned &&
-                           *pass.status.initialization->provisioned);
+  in.provisioned = pass.provisioned || provisionedLatch(pass.status);
   switch (pass.verdict) {
   case workspace::StateVerdict::kNotFound:
     in.state = lifecycle::StateReading::kNotFound;
@@ -1274,6 +1310,9 @@ absl::Status TerraformClusterReconciler::decideAndRun(Pass& pass) {
   in.now = pass.now.value;
   in.jitter = lifecycle::jitterFor(pass.tc.metadata.uid);
   pass.decision = lifecycle::decideNextOperation(in);
+  if (pass.decision.clear_plan) {
+    pass.status.plan.reset();
+  }
   const lifecycle::Decision& d = pass.decision;
   deps_.metrics.reconcile_op_decisions_total
       .withLabels({str(kKind), str(lifecycle::opLabel(d)), str(lifecycle::reasonName(d))})
@@ -1303,6 +1342,13 @@ absl::Status TerraformClusterReconciler::decideAndRun(Pass& pass) {
           "plan " + pass.status.plan->plan_hash + " awaits approval: " +
               approveCommand(pass.id.ns, pass.id.name, api::kAnnotationApprovePlan,
                              pass.status.plan->plan_hash));
+    }
+    break;
+  case lifecycle::Hold::kPlanChanged:
+    // §17.2 step 5: the new plan of an approved apply keeps PlanChanged.
+    if (pass.status.plan) {
+      set(pass, cond::kApplyJobSucceeded, ConditionStatus::kUnknown, cond::kReasonPlanChanged,
+          planChangedMessage(pass.id, pass.status.plan->plan_hash));
     }
     break;
   case lifecycle::Hold::kDestroyInputsMissing:
@@ -1549,6 +1595,8 @@ absl::Status TerraformClusterReconciler::runJob(Pass& pass) {
   if (restore) {
     build.restore_chunk_secrets = restore->chunk_secrets;
     build.restore_resources = restore->resources;
+    // Annotated on the Job: what bookkeeping adopts once the push succeeded.
+    build.inputs_hash = restore->inputs_hash;
   }
   auto job = lifecycle::buildJob(build);
   if (!job.ok()) {
@@ -1658,8 +1706,9 @@ absl::Status TerraformClusterReconciler::cleanup(Pass& pass) {
 
 // Ready (§5.2), observedGeneration and the per-object gauges.
 void TerraformClusterReconciler::summarize(Pass& pass) {
-  const bool provisioned = pass.status.initialization && pass.status.initialization->provisioned &&
-                           *pass.status.initialization->provisioned;
+  const bool provisioned = provisionedLatch(pass.status);
+  // The v1beta1 contract's status.ready mirrors the latch.
+  pass.status.ready = provisioned;
   lifecycle::setReady(pass.status.conditions, contract::Role::kCluster, provisioned,
                       pass.generation, pass.now);
   if (pass.generation > 0) {

@@ -73,7 +73,7 @@ std::string KubeEventRecorder::keyOf(const Pending& pending, const std::string& 
   return absl::StrCat(r.value("apiVersion", ""), "|", r.value("kind", ""), "|", meta::ns(r), "|",
                       meta::name(r), "|", meta::uid(r), "|",
                       pending.type == EventType::kWarning ? "Warning" : "Normal", "|",
-                      pending.reason, "|", pending.action, "|", controller);
+                      pending.reason, "|", pending.action, "|", controller, "|", pending.note);
 }
 
 Json KubeEventRecorder::makeEvent(const Json& regarding, EventType type, std::string_view reason,

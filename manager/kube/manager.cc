@@ -77,8 +77,9 @@ absl::Status Manager::init(const RestConfig& config) {
       options_.event_reporting_instance.empty() ? identity_ : options_.event_reporting_instance;
   events_ = std::make_unique<KubeEventRecorder>(*api_, event_options, clock_, &metrics_, logger_);
   if (!options_.health_probe_address.empty()) {
-    diagnostics_ =
-        std::make_unique<DiagnosticsServer>(options_.health_probe_address, &metrics_, logger_);
+    diagnostics_ = std::make_unique<DiagnosticsServer>(
+        options_.health_probe_address,
+        options_.probe_metrics == ProbeMetrics::kServe ? &metrics_ : nullptr, logger_);
     diagnostics_->addCheck(CheckKind::kHealthz, "ping", [] { return absl::OkStatus(); });
     diagnostics_->addCheck(CheckKind::kReadyz, "informer-sync", [this] {
       return cache_->hasSynced() ? absl::OkStatus() : absl::UnavailableError("not synced");

@@ -49,6 +49,9 @@ private:
   std::function<absl::Status(std::stop_token)> fn_;
 };
 
+// Whether the probe address also serves /metrics (plain HTTP).
+enum class ProbeMetrics { kServe, kOmit };
+
 struct ManagerOptions {
   std::string name = "captf-manager"; // field manager and event reporter
   CacheOptions cache;
@@ -58,6 +61,9 @@ struct ManagerOptions {
   LeaderElectionConfig leader_election_config; // identity defaults to host_random
   // Probes (/healthz, /readyz) and plain /metrics; empty disables.
   std::string health_probe_address = ":9440";
+  // The manager binary omits them: its metrics are served only on
+  // --diagnostics-address, authenticated unless --insecure-diagnostics.
+  ProbeMetrics probe_metrics = ProbeMetrics::kServe;
   std::string event_reporting_instance; // default: the identity
 };
 

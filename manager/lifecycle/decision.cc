@@ -195,6 +195,12 @@ Trigger applyTrigger(const DecisionInput& in, bool& cap_reached) {
         ++failures;
       }
     }
+    // An apply that succeeded after that check (a remediation or any other
+    // apply of the current inputs) already brought reality back to them.
+    const auto applied = finishedAt(newestWith(in.jobs, Operation::kApply, JobOutcome::kSucceeded));
+    if (checked && applied && *applied > *checked) {
+      return Trigger::kNone;
+    }
     if (failures < in.failed_jobs_history_limit) {
       return Trigger::kDriftRemediation;
     }
@@ -226,7 +232,11 @@ void decideApply(Decision& d, const DecisionInput& in, Trigger trigger) {
       const bool approved = !in.plan->plan_hash.empty() && (in.approve_plan == in.plan->plan_hash ||
                                                             in.plan->plan_hash == emptyPlanHash());
       if (!approved) {
-        hold(d, Hold::kPlanAwaitingApproval, kApprovalRecheck);
+        const bool from_apply =
+            std::any_of(in.jobs.begin(), in.jobs.end(), [&](const JobRecord& job) {
+              return job.name == in.plan->job && job.operation == Operation::kApply;
+            });
+        hold(d, from_apply ? Hold::kPlanChanged : Hold::kPlanAwaitingApproval, kApprovalRecheck);
         return;
       }
       if (heldByBackoff(d, in, Operation::kApply)) {
@@ -375,9 +385,7 @@ void decideSchedule(Decision& d, const DecisionInput& in, const Decision* held) 
   hold(d, Hold::kNotDue, requeue);
 }
 
-} // namespace
-
-Decision decideNextOperation(const DecisionInput& in) {
+Decision decide(const DecisionInput& in) {
   Decision d;
   if (activeJob(in.jobs) != nullptr) {
     hold(d, Hold::kActiveJob, std::nullopt);
@@ -421,6 +429,15 @@ Decision decideNextOperation(const DecisionInput& in) {
   }
   decideSchedule(d, in, nullptr);
   d.remediation_cap_reached = cap_reached;
+  return d;
+}
+
+} // namespace
+
+Decision decideNextOperation(const DecisionInput& in) {
+  Decision d = decide(in);
+  d.clear_plan = in.role == contract::Role::kCluster &&
+                 in.apply_policy == api::ApplyPolicy::kAutomatic && in.plan.has_value();
   return d;
 }
 
@@ -484,6 +501,8 @@ std::string_view holdName(Hold hold) {
     return "destructive_plan_blocked";
   case Hold::kPlanAwaitingApproval:
     return "plan_awaiting_approval";
+  case Hold::kPlanChanged:
+    return "plan_changed";
   case Hold::kInputsUnavailable:
     return "inputs_unavailable";
   case Hold::kRetryBackoff:

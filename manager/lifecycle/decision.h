@@ -174,6 +174,10 @@ enum class Hold {
   // Manual: status.plan for the current inputs awaits captf.io/approve-plan
   // (ApplyJobSucceeded=Unknown/PlanAwaitingApproval).
   kPlanAwaitingApproval,
+  // Manual: as kPlanAwaitingApproval, but status.plan is the new plan of an
+  // approved apply that found its plan changed (status.plan.job names that
+  // apply Job; §17.2 step 5): ApplyJobSucceeded=Unknown/PlanChanged.
+  kPlanChanged,
   // An apply is wanted but no current inputs were built
   // (current_inputs_hash empty): the controller must not call the decision
   // without them; nothing runs.
@@ -228,6 +232,10 @@ struct Decision {
   // since the last successful drift check: it stays pending until the next
   // check (DriftDetected=True/DriftPending says so).
   bool remediation_cap_reached = false;
+  // TerraformCluster under applyPolicy Automatic with a status.plan left
+  // from Manual: clear it (§2.5: switching to Automatic applies whatever
+  // was waiting and clears status.plan).
+  bool clear_plan = false;
 
   friend bool operator==(const Decision&, const Decision&) = default;
 };
@@ -251,8 +259,8 @@ std::string_view triggerName(Trigger trigger);
 // "none", "active_job", "paused", "restore_backup_not_found",
 // "restore_failed", "restore_done", "state_lost", "state_unreadable",
 // "inputs_too_large", "destroy_inputs_missing", "destructive_plan_blocked",
-// "plan_awaiting_approval", "inputs_unavailable", "retry_backoff",
-// "not_due".
+// "plan_awaiting_approval", "plan_changed", "inputs_unavailable",
+// "retry_backoff", "not_due".
 std::string_view holdName(Hold hold);
 // The `reason` label of captf_reconcile_op_decisions_total: the hold when
 // something holds the operation back, else the trigger ("cleanup" for

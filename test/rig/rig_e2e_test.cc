@@ -129,6 +129,74 @@ spec:
   EXPECT_EQ(left, "") << "pods left behind after the Job was deleted";
 }
 
+// The kubelet binds a pod only while its requests fit what the pods bound
+// and not yet finished leave of the Node's allocatable (2 CPUs), as the
+// scheduler would; a pod that does not fit does not hold back a smaller one
+// created after it.
+TEST_F(RigE2eTest, PodsAreBoundOnlyWhileTheirRequestsFitTheNode) {
+  EXPECT_EQ(get({"get", "node", "rig-node", "-o", "jsonpath={.status.allocatable.cpu}"}), "2");
+  const std::string hello =
+      pushImage(*env_, rootfs("hello", {{CAPTF_RIG_HELLO, "/hello"}}), "rig/hello", "v1");
+  apply("{\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": {\"name\": \"e2e-fit\"}}");
+  // Pods need the namespace's default ServiceAccount (the controller adds it).
+  bool has_sa = false;
+  for (int i = 0; i < 300 && !has_sa; ++i) {
+    has_sa = kubectl(*env_, {"-n", "e2e-fit", "get", "serviceaccount", "default"}).exit_code == 0;
+    if (!has_sa) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  }
+  ASSERT_TRUE(has_sa);
+  auto pod = [&](const std::string& name, const std::string& cpu, bool gated) {
+    std::string manifest = R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: )" + name +
+                           R"(, namespace: e2e-fit}
+spec:
+  restartPolicy: Never
+  containers:
+  - name: main
+    image: )" + hello + R"(
+    command: [/hello, run]
+    resources: {requests: {cpu: )" +
+                           cpu + R"(, memory: 64Mi}}
+)";
+    if (gated) {
+      // The Secret does not exist yet: the pod stays bound, creating, until it does.
+      manifest += R"(    volumeMounts: [{name: gate, mountPath: /gate}]
+  volumes: [{name: gate, secret: {secretName: gate}}]
+)";
+    }
+    apply(manifest);
+  };
+  auto waitFor = [&](const std::string& name, const std::string& condition) {
+    CommandResult r = kubectl(
+        *env_, {"-n", "e2e-fit", "wait", "--for=" + condition, "--timeout=120s", "pod/" + name});
+    ASSERT_EQ(r.exit_code, 0) << r.output << "\n"
+                              << get({"-n", "e2e-fit", "get", "pods", "-o", "yaml"});
+  };
+  pod("big", "1500m", true);
+  waitFor("big", "jsonpath={.spec.nodeName}=rig-node");
+  pod("blocked", "1", false);
+  pod("small", "100m", false);
+  // The kubelet saw `blocked` before `small`: once `small` is done, `blocked`
+  // was turned down for want of CPU, and still is while `big` holds 1.5 CPUs.
+  waitFor("small", "jsonpath={.status.phase}=Succeeded");
+  EXPECT_EQ(get({"-n", "e2e-fit", "get", "pod", "blocked", "-o", "jsonpath={.spec.nodeName}"}), "");
+  EXPECT_EQ(get({"-n", "e2e-fit", "get", "pod", "blocked", "-o", "jsonpath={.status.phase}"}),
+            "Pending");
+  // `big` finishes, and its CPU goes to `blocked`.
+  apply(R"(
+apiVersion: v1
+kind: Secret
+metadata: {name: gate, namespace: e2e-fit}
+stringData: {open: "yes"}
+)");
+  waitFor("big", "jsonpath={.status.phase}=Succeeded");
+  waitFor("blocked", "jsonpath={.status.phase}=Succeeded");
+}
+
 TEST_F(RigE2eTest, FailingContainerReportsItsExitCodeAndMessage) {
   const std::string hello =
       pushImage(*env_, rootfs("hello", {{CAPTF_RIG_HELLO, "/hello"}}), "rig/hello", "v1");

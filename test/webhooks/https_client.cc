@@ -31,14 +31,22 @@ struct HttpsClient::Impl {
   std::optional<beast::ssl_stream<beast::tcp_stream>> stream;
   beast::flat_buffer buffer;
   long serial = -1;
+  bool self_signed = false;
+  bool verify = true;
+  std::string token;
 };
 
 HttpsClient::HttpsClient(std::string host, int port, std::string ca_pem, bool max_tls12)
     : impl_(std::make_unique<Impl>()) {
   impl_->host = std::move(host);
   impl_->port = port;
-  impl_->ctx.add_certificate_authority(net::buffer(ca_pem));
-  impl_->ctx.set_verify_mode(ssl::verify_peer);
+  impl_->verify = !ca_pem.empty();
+  if (impl_->verify) {
+    impl_->ctx.add_certificate_authority(net::buffer(ca_pem));
+    impl_->ctx.set_verify_mode(ssl::verify_peer);
+  } else {
+    impl_->ctx.set_verify_mode(ssl::verify_none);
+  }
   if (max_tls12) {
     SSL_CTX_set_max_proto_version(impl_->ctx.native_handle(), TLS1_2_VERSION);
   }
@@ -62,7 +70,9 @@ absl::Status HttpsClient::connect() {
   beast::get_lowest_layer(*impl_->stream).expires_after(std::chrono::seconds(10));
   beast::get_lowest_layer(*impl_->stream).connect(endpoints, ec);
   if (!ec) {
-    impl_->stream->set_verify_callback(ssl::host_name_verification(impl_->host));
+    if (impl_->verify) {
+      impl_->stream->set_verify_callback(ssl::host_name_verification(impl_->host));
+    }
     impl_->stream->handshake(ssl::stream_base::client, ec);
   }
   if (ec) {
@@ -72,6 +82,9 @@ absl::Status HttpsClient::connect() {
   X509* peer = SSL_get1_peer_certificate(impl_->stream->native_handle());
   if (peer != nullptr) {
     impl_->serial = ASN1_INTEGER_get(X509_get_serialNumber(peer));
+    impl_->self_signed =
+        X509_NAME_cmp(X509_get_issuer_name(peer), X509_get_subject_name(peer)) == 0 &&
+        X509_verify(peer, X509_get0_pubkey(peer)) == 1;
     X509_free(peer);
   }
   return absl::OkStatus();
@@ -85,6 +98,9 @@ absl::StatusOr<HttpsReply> HttpsClient::send(const std::string& method, const st
   http::request<http::string_body> req{http::string_to_verb(method), target, 11};
   req.set(http::field::host, impl_->host);
   req.set(http::field::content_type, "application/json");
+  if (!impl_->token.empty()) {
+    req.set(http::field::authorization, "Bearer " + impl_->token);
+  }
   req.keep_alive(true);
   req.body() = body;
   req.prepare_payload();
@@ -112,6 +128,18 @@ absl::StatusOr<HttpsReply> HttpsClient::post(const std::string& target, const st
 
 absl::StatusOr<HttpsReply> HttpsClient::get(const std::string& target) {
   return send("GET", target, "");
+}
+
+absl::StatusOr<HttpsReply> HttpsClient::put(const std::string& target, const std::string& body) {
+  return send("PUT", target, body);
+}
+
+void HttpsClient::setBearerToken(std::string token) {
+  impl_->token = std::move(token);
+}
+
+bool HttpsClient::peerSelfSigned() const {
+  return impl_->self_signed;
 }
 
 long HttpsClient::peerSerial() const {

@@ -19,7 +19,9 @@ struct HttpsReply {
 
 class HttpsClient {
 public:
-  // `max_tls12`: offer at most TLS 1.2 (to test --tls-min-version).
+  // `max_tls12`: offer at most TLS 1.2 (to test --tls-min-version). An
+  // empty `ca_pem` accepts any server certificate (as a ServiceMonitor with
+  // insecureSkipVerify does).
   HttpsClient(std::string host, int port, std::string ca_pem, bool max_tls12 = false);
   ~HttpsClient();
   HttpsClient(const HttpsClient&) = delete;
@@ -31,6 +33,12 @@ public:
   // needed.
   absl::StatusOr<HttpsReply> post(const std::string& target, const std::string& body);
   absl::StatusOr<HttpsReply> get(const std::string& target);
+  absl::StatusOr<HttpsReply> put(const std::string& target, const std::string& body);
+  // Sends `Authorization: Bearer <token>` from now on (empty: none).
+  void setBearerToken(std::string token);
+  // Whether the certificate the server presented is self-signed (it names
+  // itself as its issuer and its own key verifies its signature).
+  bool peerSelfSigned() const;
   // The serial number of the certificate the server presented.
   long peerSerial() const;
   void close();

@@ -2,8 +2,10 @@
 // alive, the body limit, routing by path, TLS versions, and certificate
 // rotation without dropping connections.
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -126,6 +128,66 @@ TEST_F(WebhookServerTest, IgnoresTheTimeoutQueryTheApiServerAppends) {
   EXPECT_EQ(nlohmann::json::parse(r->body)["response"]["allowed"], true);
 }
 
+// An access review that waits for the API server (here: until released)
+// runs on a handler thread; with one I/O thread, other connections are still
+// answered meanwhile.
+class GatedReviewer : public NoLookups {
+public:
+  absl::StatusOr<AccessDecision> review(const nlohmann::json&) override {
+    std::unique_lock lock(mu_);
+    started_ = true;
+    cv_.notify_all();
+    cv_.wait(lock, [this] { return released_; });
+    return AccessDecision{true, false, "", ""};
+  }
+  void waitStarted() {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [this] { return started_; });
+  }
+  void release() {
+    std::lock_guard lock(mu_);
+    released_ = true;
+    cv_.notify_all();
+  }
+
+private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool started_ = false;
+  bool released_ = false;
+};
+
+TEST_F(WebhookServerTest, AReviewWaitingOnTheApiServerDoesNotStallOtherConnections) {
+  GatedReviewer reviewer;
+  AdmissionHandler handler(reviewer, reviewer);
+  ServerOptions options;
+  options.address = "127.0.0.1";
+  options.port = 0;
+  options.cert_dir = dir_.string();
+  options.io_threads = 1;
+  WebhookServer server(options, handler, nullLogger());
+  ASSERT_TRUE(server.start().ok());
+  const std::string identity =
+      R"({"apiVersion":"infrastructure.cluster.x-k8s.io/v1alpha1","kind":"TerraformClusterIdentity",)"
+      R"("metadata":{"name":"id"},"spec":{"secretRef":{"name":"creds","namespace":"ns"}}})";
+  absl::StatusOr<testing::HttpsReply> slow;
+  std::thread blocked([&] {
+    HttpsClient c("127.0.0.1", server.port(), ca_.cert_pem);
+    slow = c.post("/validate-infrastructure-cluster-x-k8s-io-v1alpha1-terraformclusteridentity",
+                  testing::admissionReview("uid-slow", "TerraformClusterIdentity", identity));
+  });
+  reviewer.waitStarted();
+  HttpsClient fast("127.0.0.1", server.port(), ca_.cert_pem);
+  auto r = fast.post(kClusterPath,
+                     testing::admissionReview("uid-fast", "TerraformCluster", kGoodCluster));
+  reviewer.release();
+  blocked.join();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(nlohmann::json::parse(r->body)["response"]["uid"], "uid-fast");
+  ASSERT_TRUE(slow.ok()) << slow.status();
+  EXPECT_EQ(nlohmann::json::parse(slow->body)["response"]["allowed"], true);
+}
+
 TEST_F(WebhookServerTest, ServesEveryRegisteredPathAndNoOther) {
   start();
   for (const WebhookRegistration& reg : webhookRegistrations()) {
@@ -197,6 +259,47 @@ TEST_F(WebhookServerTest, NotReadyWithoutACertificate) {
   WebhookServer server(options, handler_, nullLogger());
   EXPECT_FALSE(server.ready().ok());
   EXPECT_FALSE(server.start().ok());
+}
+
+TEST_F(WebhookServerTest, ServesAGeneratedSelfSignedPairOnlyWhenNoFileExists) {
+  ServerOptions options;
+  options.address = "127.0.0.1";
+  options.port = 0;
+  options.cert_dir = (dir_ / "empty").string();
+  options.missing_certificate = MissingCertificate::kSelfSigned;
+  HttpsServer server(
+      options,
+      [](const HttpRequest& r) {
+        return HttpReply{200, "text/plain",
+                         std::string(r.method) + " " + std::string(r.authorization)};
+      },
+      nullLogger());
+  ASSERT_TRUE(server.start().ok());
+  EXPECT_TRUE(server.selfSigned());
+  EXPECT_TRUE(server.ready().ok());
+  HttpsClient c("127.0.0.1", server.port(), "");
+  c.setBearerToken("t0ken");
+  auto r = c.put("/x", "1");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(c.peerSelfSigned());
+  EXPECT_EQ(r->body, "PUT Bearer t0ken");
+
+  // With the files present they are served, not a generated pair.
+  options.cert_dir = dir_.string();
+  HttpsServer with_files(
+      options, [](const HttpRequest&) { return HttpReply{}; }, nullLogger());
+  ASSERT_TRUE(with_files.start().ok());
+  EXPECT_FALSE(with_files.selfSigned());
+  HttpsClient verified("127.0.0.1", with_files.port(), ca_.cert_pem);
+  ASSERT_TRUE(verified.connect().ok());
+  EXPECT_EQ(verified.peerSerial(), 100);
+  EXPECT_FALSE(verified.peerSelfSigned());
+
+  // One file without the other is an error, not a silent fallback.
+  std::filesystem::remove(dir_ / "tls.key");
+  HttpsServer half(
+      options, [](const HttpRequest&) { return HttpReply{}; }, nullLogger());
+  EXPECT_FALSE(half.start().ok());
 }
 
 TEST_F(WebhookServerTest, RotatesTheCertificateWithoutDroppingOpenConnections) {

@@ -169,6 +169,7 @@ TerraformCluster fullTerraformCluster() {
   c.spec = fullClusterSpec();
   TerraformClusterStatus status;
   fillWorkspaceStatus(status);
+  status.ready = true;
   status.failure_domains = {{"eu-west-1a", true, {{"zone", "a"}}}};
   status.plan =
       PlanPreview{"h2:abc", "prod-plan-a1-123456", "p1:def", 1, 0, 1, {"aws_lb.api (replace)"},

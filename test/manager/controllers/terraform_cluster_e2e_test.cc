@@ -11,37 +11,33 @@
 //   deleting the Cluster destroys, removes state and finalizers, and leaves
 //   nothing the manager created behind.
 #include <chrono>
-#include <filesystem>
+#include <csignal>
 #include <fstream>
-#include <functional>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include <arpa/inet.h>
-#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <nlohmann/json.hpp>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "contract/roles.h"
-#include "test/rig/fixture.h"
+#include "test/manager/controllers/manager_e2e.h"
 #include "test/runner/e2e_support.h"
 #include "webhooks/registrations.h"
-
-extern char** environ;
 
 namespace captf::controllers {
 namespace {
 
-namespace fs = std::filesystem;
+using e2e::apply;
+using e2e::conditionOf;
+using e2e::env;
+using e2e::eventually;
+using e2e::getJson;
+using e2e::kubectl;
+using e2e::readyTrue;
+using e2e::sourceDir;
 using nlohmann::json;
 using ::testing::Contains;
 using ::testing::HasSubstr;
@@ -49,183 +45,22 @@ using ::testing::Not;
 
 constexpr char kNamespace[] = "tc-e2e";
 constexpr char kIdentity[] = "tc-e2e";
-constexpr char kUser[] = "captf-manager-e2e";
-
-const rig::Env& env() {
-  return rig::shared(rig::Tier::kCapi);
-}
-
-std::string sourceDir() {
-  return CAPTF_E2E_SOURCE_DIR;
-}
-
-rig::CommandResult kubectl(const std::vector<std::string>& args, const std::string& in = "") {
-  return rig::kubectl(env(), args, in);
-}
-
-void apply(const json& manifest) {
-  const rig::CommandResult r =
-      kubectl({"apply", "--server-side", "--force-conflicts", "-f", "-"}, manifest.dump());
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-}
-
-json getJson(const std::vector<std::string>& args) {
-  std::vector<std::string> full = args;
-  full.insert(full.end(), {"-o", "json"});
-  const rig::CommandResult r = kubectl(full);
-  if (r.exit_code != 0) {
-    return json();
-  }
-  json parsed = json::parse(r.output, nullptr, false);
-  return parsed.is_discarded() ? json() : parsed;
-}
-
-// Polls `check` every 500 ms for up to `limit`; returns whether it held.
-bool eventually(const std::function<bool()>& check,
-                std::chrono::seconds limit = std::chrono::seconds(240)) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (check()) {
-      return true;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  }
-  return check();
-}
-
-std::string conditionOf(const json& object, const std::string& type, const char* field) {
-  const json conditions = object.value("status", json::object()).value("conditions", json::array());
-  for (const json& c : conditions) {
-    if (c.value("type", "") == type) {
-      return c.value(field, "");
-    }
-  }
-  return "";
-}
-
-int freePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  const int port = ntohs(addr.sin_port);
-  ::close(fd);
-  return port;
-}
-
-// The manager executable as a child process of the test.
-class ManagerProcess {
-public:
-  void start(const std::vector<std::string>& args, const std::string& log) {
-    std::vector<std::string> argv = {CAPTF_MANAGER_BINARY};
-    argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<char*> raw;
-    for (std::string& a : argv) {
-      raw.push_back(a.data());
-    }
-    raw.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    std::vector<std::string> env_strings;
-    for (char** e = environ; *e != nullptr; ++e) {
-      env_strings.emplace_back(*e);
-    }
-    env_strings.emplace_back("POD_NAMESPACE=captf-system");
-    std::vector<char*> envp;
-    for (std::string& e : env_strings) {
-      envp.push_back(e.data());
-    }
-    envp.push_back(nullptr);
-    const int rc = posix_spawn(&pid_, raw[0], &actions, nullptr, raw.data(), envp.data());
-    posix_spawn_file_actions_destroy(&actions);
-    ASSERT_EQ(rc, 0) << "cannot start " << raw[0];
-  }
-  void stop(int sig = SIGTERM) {
-    if (pid_ <= 0) {
-      return;
-    }
-    ::kill(pid_, sig);
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
-  }
-  bool running() const { return pid_ > 0 && ::kill(pid_, 0) == 0; }
-  ~ManagerProcess() { stop(SIGKILL); }
-
-private:
-  pid_t pid_ = -1;
-};
 
 class TerraformClusterE2eTest : public ::testing::Test {
 protected:
   static void SetUpTestSuite() {
-    const rig::Env& rig = env();
-    dir_ = rig.dir + "/manager-e2e";
-    fs::create_directories(dir_ + "/certs");
-    // CRDs and the manager's RBAC exactly as shipped.
-    rig::CommandResult r = kubectl({"apply", "--server-side", "-k", sourceDir() + "/config/crd"});
-    ASSERT_EQ(r.exit_code, 0) << r.output;
-    r = kubectl({"create", "namespace", "captf-system"});
-    r = kubectl({"apply", "--server-side", "-k", sourceDir() + "/config/rbac"});
-    ASSERT_EQ(r.exit_code, 0) << r.output;
-    for (const char* crd : {"terraformclusters", "terraformclusteridentities"}) {
-      r = kubectl({"wait", "--for=condition=Established", "--timeout=60s",
-                   std::string("crd/") + crd + ".infrastructure.cluster.x-k8s.io"});
-      ASSERT_EQ(r.exit_code, 0) << r.output;
-    }
-    // A user bound to the ClusterRole and the leader-election Role, nothing else.
-    kubeconfig_ = rig::userKubeconfig(rig, kUser);
-    apply({{"apiVersion", "rbac.authorization.k8s.io/v1"},
-           {"kind", "ClusterRoleBinding"},
-           {"metadata", {{"name", "captf-manager-e2e"}}},
-           {"roleRef",
-            {{"apiGroup", "rbac.authorization.k8s.io"},
-             {"kind", "ClusterRole"},
-             {"name", "captf-manager-role"}}},
-           {"subjects",
-            {{{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "User"}, {"name", kUser}}}}});
-    apply({{"apiVersion", "rbac.authorization.k8s.io/v1"},
-           {"kind", "RoleBinding"},
-           {"metadata", {{"name", "captf-manager-e2e"}, {"namespace", "captf-system"}}},
-           {"roleRef",
-            {{"apiGroup", "rbac.authorization.k8s.io"},
-             {"kind", "Role"},
-             {"name", "captf-leader-election-role"}}},
-           {"subjects",
-            {{{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "User"}, {"name", kUser}}}}});
-
+    e2e::installManager(manager_);
+    ASSERT_FALSE(HasFatalFailure());
     // Images: the runner (init container) and the noop cluster module with
     // one user variable `size`.
-    runner_image_ = runner::e2e::Images::get().runner();
+    manager_.runner_image = runner::e2e::Images::get().runner();
     module_image_ = moduleImage("1");
-
-    // The webhook server's certificate (the API server calls it by URL).
-    r = rig::run({"openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
-                  "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout",
-                  dir_ + "/certs/tls.key", "-out", dir_ + "/certs/tls.crt"});
-    ASSERT_EQ(r.exit_code, 0) << r.output;
-
     // The tenant namespace, the identity and its Secret.
-    kubectl({"create", "namespace", kNamespace});
-    apply({{"apiVersion", "v1"},
-           {"kind", "Secret"},
-           {"metadata", {{"name", "tc-e2e-credentials"}, {"namespace", "captf-system"}}},
-           {"stringData", {{"NOOP_API_TOKEN", runner::e2e::kCredentialValue}}}});
-    apply({{"apiVersion", "infrastructure.cluster.x-k8s.io/v1alpha1"},
-           {"kind", "TerraformClusterIdentity"},
-           {"metadata", {{"name", kIdentity}}},
-           {"spec",
-            {{"secretRef", {{"name", "tc-e2e-credentials"}, {"namespace", "captf-system"}}},
-             {"allowedNamespaces", {{"list", {kNamespace}}}}}}});
+    e2e::createTenant(kNamespace, kIdentity, {{"NOOP_API_TOKEN", runner::e2e::kCredentialValue}});
     startManager();
   }
 
-  static void TearDownTestSuite() { manager_.stop(); }
+  static void TearDownTestSuite() { manager_.process.stop(); }
 
   static std::string moduleImage(const std::string& revision) {
     const std::string main_tf = runner::e2e::noopModule(contract::Role::kCluster, revision) +
@@ -239,20 +74,7 @@ protected:
     return runner::e2e::Images::get().module("tc-e2e-" + revision, main_tf, env().tofu);
   }
 
-  static void startManager() {
-    webhook_port_ = freePort();
-    health_port_ = freePort();
-    metrics_port_ = freePort();
-    manager_.start({"--kubeconfig=" + kubeconfig_, "--runner-image=" + runner_image_,
-                    "--leader-elect", "--leader-elect-lease-duration=4s",
-                    "--leader-elect-renew-deadline=3s", "--leader-elect-retry-period=1s",
-                    "--webhook-port=" + std::to_string(webhook_port_),
-                    "--webhook-cert-dir=" + dir_ + "/certs",
-                    "--health-addr=127.0.0.1:" + std::to_string(health_port_),
-                    "--diagnostics-address=127.0.0.1:" + std::to_string(metrics_port_),
-                    "--insecure-diagnostics", "--sync-period=30s", "--v=4"},
-                   dir_ + "/manager.log");
-  }
+  static void startManager() { manager_.start(); }
 
   static json tc(const std::string& name) {
     return getJson({"-n", kNamespace, "get", "terraformcluster", name});
@@ -266,10 +88,7 @@ protected:
   static json stateSecret(const std::string& name) {
     return getJson({"-n", kNamespace, "get", "secret", "tfstate-default-" + stateSuffix(name)});
   }
-  static std::string managerLog() {
-    std::ifstream in(dir_ + "/manager.log");
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  }
+  static std::string managerLog() { return manager_.logText(); }
   // Names of Jobs of the TerraformCluster `name` with `op`.
   static std::vector<std::string> jobs(const std::string& name, const std::string& op) {
     const json list = getJson({"-n", kNamespace, "get", "jobs", "-l",
@@ -282,28 +101,19 @@ protected:
     return names;
   }
 
-  static inline std::string dir_;
-  static inline std::string kubeconfig_;
-  static inline std::string runner_image_;
   static inline std::string module_image_;
-  static inline int webhook_port_ = 0;
-  static inline int health_port_ = 0;
-  static inline int metrics_port_ = 0;
-  static inline ManagerProcess manager_;
+  static inline e2e::ManagerRig manager_;
 };
-
-bool readyTrue(const json& object) {
-  return conditionOf(object, "Ready", "status") == "True";
-}
 
 TEST_F(TerraformClusterE2eTest, ManagerServesProbesMetricsAndWebhooks) {
   // Readiness includes the informer sync and the webhook server.
   ASSERT_TRUE(eventually([&] {
-    return rig::run({"curl", "-sf", "http://127.0.0.1:" + std::to_string(health_port_) + "/readyz"})
+    return rig::run({"curl", "-sf",
+                     "http://127.0.0.1:" + std::to_string(manager_.health_port) + "/readyz"})
                .exit_code == 0;
   })) << managerLog();
-  const rig::CommandResult metrics =
-      rig::run({"curl", "-sf", "http://127.0.0.1:" + std::to_string(metrics_port_) + "/metrics"});
+  const rig::CommandResult metrics = rig::run(
+      {"curl", "-sf", "http://127.0.0.1:" + std::to_string(manager_.metrics_port) + "/metrics"});
   ASSERT_EQ(metrics.exit_code, 0) << metrics.output;
   EXPECT_THAT(metrics.output, HasSubstr("captf_build_info{"));
   EXPECT_THAT(metrics.output, HasSubstr("# HELP captf_jobs_total [ALPHA] "));
@@ -315,10 +125,10 @@ TEST_F(TerraformClusterE2eTest, ManagerServesProbesMetricsAndWebhooks) {
   })) << managerLog();
   // The webhooks answer the API server from the same process: register them
   // by URL and see an invalid object refused.
-  std::ifstream cert_in(dir_ + "/certs/tls.crt");
+  std::ifstream cert_in(manager_.dir + "/certs/tls.crt");
   const std::string ca((std::istreambuf_iterator<char>(cert_in)), {});
   json config = webhooks::validatingWebhookConfiguration(
-      webhooks::UrlClientConfig{"https://127.0.0.1:" + std::to_string(webhook_port_), ca},
+      webhooks::UrlClientConfig{"https://127.0.0.1:" + std::to_string(manager_.webhook_port), ca},
       "captf-e2e-webhooks");
   apply(config);
   const json invalid = {{"apiVersion", "infrastructure.cluster.x-k8s.io/v1alpha1"},
@@ -377,6 +187,8 @@ TEST_F(TerraformClusterE2eTest, ClusterBecomesReadyReappliesAndIsDestroyed) {
   EXPECT_EQ(object["spec"]["controlPlaneEndpoint"]["host"], "lb.tc1.example");
   EXPECT_EQ(object["spec"]["controlPlaneEndpoint"]["port"], 6443);
   EXPECT_EQ(object["status"]["failureDomains"][0]["name"], "fd-a");
+  // The v1beta1 contract's ready mirrors the latch for older cores.
+  EXPECT_EQ(object["status"]["ready"], true);
 
   // The state Secret is adopted: owned by the object, annotated with the hash.
   json state = stateSecret(name);
@@ -510,7 +322,7 @@ TEST_F(TerraformClusterE2eTest, RecoversFromManagerRunnerAndApiServerFaults) {
     }
     return !job.empty();
   })) << managerLog();
-  manager_.stop(SIGKILL);
+  manager_.process.stop(SIGKILL);
   // The runner pod, killed mid-apply: once its source container runs.
   std::string pod;
   ASSERT_TRUE(eventually(

@@ -87,10 +87,10 @@ TEST_F(EventsTest, FirstOccurrenceCreatesAnEventsV1Event) {
 
 TEST_F(EventsTest, RepeatsBecomeOneSeries) {
   KubeEventRecorder recorder(writer_, options(), clock_, &metrics_, testing::quietLogger());
-  recorder.event(kMachine, EventType::kWarning, "ApplyFailed", "Apply", "try 1");
-  recorder.flush();
-  for (int i = 0; i < 2; ++i) {
-    clock_.advance(seconds(30));
+  for (int i = 0; i < 3; ++i) {
+    if (i > 0) {
+      clock_.advance(seconds(30));
+    }
     recorder.event(kMachine, EventType::kWarning, "ApplyFailed", "Apply", "try again");
     recorder.flush();
   }
@@ -105,9 +105,25 @@ TEST_F(EventsTest, RepeatsBecomeOneSeries) {
   EXPECT_EQ(patch["series"]["lastObservedTime"], formatMicroTime(clock_.wallNow()));
 
   clock_.advance(minutes(7));
-  recorder.event(kMachine, EventType::kWarning, "ApplyFailed", "Apply", "much later");
+  recorder.event(kMachine, EventType::kWarning, "ApplyFailed", "Apply", "try again");
   recorder.flush();
   EXPECT_EQ(writer_.created.size(), 3U) << "past the series window a new event starts";
+}
+
+// As client-go's events.k8s.io/v1 recorder: the note is part of what makes
+// two occurrences the same, so each approved plan or blocked Job keeps its
+// own Event instead of folding into the first one's note.
+TEST_F(EventsTest, ADifferentNoteIsADifferentEvent) {
+  KubeEventRecorder recorder(writer_, options(), clock_, &metrics_, testing::quietLogger());
+  recorder.event(kMachine, EventType::kNormal, "PlanApproved", "Reconcile", "plan p1:aaa");
+  recorder.flush();
+  clock_.advance(seconds(30));
+  recorder.event(kMachine, EventType::kNormal, "PlanApproved", "Reconcile", "plan p1:bbb");
+  recorder.flush();
+  ASSERT_EQ(writer_.created.size(), 2U);
+  EXPECT_EQ(writer_.created[0]["note"], "plan p1:aaa");
+  EXPECT_EQ(writer_.created[1]["note"], "plan p1:bbb");
+  EXPECT_TRUE(writer_.patched.empty());
 }
 
 TEST_F(EventsTest, NeverBlocksAndDropsWhenFull) {

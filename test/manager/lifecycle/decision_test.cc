@@ -530,6 +530,16 @@ TEST(DecisionTest, ApplyRows) {
                                     .remediation = true}));
            },
        .expect = run(Operation::kApply, Trigger::kDriftRemediation)},
+      {.name = "row 7: an apply that succeeded after the check resolved the drift",
+       .role = contract::Role::kCluster,
+       .setup =
+           [](DecisionInput& in) {
+             in.drift_pending = true;
+             in.schedule.drift_action = api::DriftAction::kRemediate;
+             in.jobs.push_back(job(
+                 {.op = Operation::kApply, .attempt = 2, .finished = -1800, .remediation = true}));
+           },
+       .expect = held(Trigger::kNone, Hold::kNotDue, seconds(5400))},
       {.name = "row 7: failures before the last drift check do not count",
        .role = contract::Role::kMachinePool,
        .setup =
@@ -691,6 +701,21 @@ TEST(DecisionTest, ManualPolicyOverlay) {
              in.approve_plan = "p1:old";
            },
        .expect = held(Trigger::kInputsChanged, Hold::kPlanAwaitingApproval, seconds(600))},
+      {.name = "Manual: the new plan of an approved apply whose plan changed awaits approval",
+       .setup =
+           [&](DecisionInput& in) {
+             manual(in);
+             in.jobs.push_back(job({.op = Operation::kApply,
+                                    .attempt = 2,
+                                    .outcome = JobOutcome::kPlanChanged,
+                                    .finished = -60,
+                                    .inputs_hash = kH2}));
+             in.plan = preview(kH2, "p1:new");
+             in.plan->job = "job-apply-2";
+             in.approve_plan = "p1:abc";
+           },
+       .expect = held(Trigger::kInputsChanged, Hold::kPlanChanged, seconds(600)),
+       .check = [](const Decision& d) { EXPECT_EQ(reasonName(d), "plan_changed"); }},
       {.name = "Manual: approved: apply expecting that plan, no destructive guard",
        .setup =
            [&](DecisionInput& in) {
@@ -780,7 +805,20 @@ TEST(DecisionTest, ManualPolicyOverlay) {
            [](const Decision& d) {
              EXPECT_TRUE(d.job.guard_deletes);
              EXPECT_EQ(d.job.expect_plan, "");
+             EXPECT_TRUE(d.clear_plan);
            }},
+      {.name = "Automatic with nothing to apply still clears a plan left from Manual",
+       .setup = [&](DecisionInput& in) { in.plan = preview(kH1, "p1:abc"); },
+       .expect = held(Trigger::kNone, Hold::kNotDue, seconds(3600)),
+       .check = [](const Decision& d) { EXPECT_TRUE(d.clear_plan); }},
+      {.name = "Manual keeps its plan",
+       .setup =
+           [&](DecisionInput& in) {
+             manual(in);
+             in.plan = preview(kH2, "p1:abc");
+           },
+       .expect = held(Trigger::kInputsChanged, Hold::kPlanAwaitingApproval, seconds(600)),
+       .check = [](const Decision& d) { EXPECT_FALSE(d.clear_plan); }},
       {.name = "Manual does not gate pools",
        .role = contract::Role::kMachinePool,
        .setup = manual,

@@ -48,6 +48,48 @@ type kubelet struct {
 
 	mu   sync.Mutex
 	pods map[types.UID]*podWorker
+
+	// The scheduler's view (see schedule): what each pod bound to the node
+	// and not yet terminal requests, and the pods waiting for room, oldest
+	// first.
+	schedMu sync.Mutex
+	charged map[types.UID]podRequests
+	waiting []*corev1.Pod
+}
+
+// The Node's capacity, which is also its allocatable: what schedule fits
+// pods into. 2 CPUs is the machine's; with the manager's default Job
+// requests (250m CPU, 512Mi for the main container) 8 runner pods run at once.
+var allocatable = podRequests{milliCPU: 2000, memory: 24 << 30, pods: 1000}
+
+// podRequests is what a pod is charged against the node, as the scheduler
+// computes it: per resource, the larger of the containers' sum and the
+// largest init container, plus the pod overhead.
+type podRequests struct {
+	milliCPU, memory, pods int64
+}
+
+func requestsOf(pod *corev1.Pod) podRequests {
+	r := podRequests{pods: 1}
+	for _, c := range pod.Spec.Containers {
+		r.milliCPU += c.Resources.Requests.Cpu().MilliValue()
+		r.memory += c.Resources.Requests.Memory().Value()
+	}
+	for _, c := range pod.Spec.InitContainers {
+		r.milliCPU = max(r.milliCPU, c.Resources.Requests.Cpu().MilliValue())
+		r.memory = max(r.memory, c.Resources.Requests.Memory().Value())
+	}
+	r.milliCPU += pod.Spec.Overhead.Cpu().MilliValue()
+	r.memory += pod.Spec.Overhead.Memory().Value()
+	return r
+}
+
+func (a podRequests) plus(b podRequests) podRequests {
+	return podRequests{a.milliCPU + b.milliCPU, a.memory + b.memory, a.pods + b.pods}
+}
+
+func (a podRequests) fitsIn(b podRequests) bool {
+	return a.milliCPU <= b.milliCPU && a.memory <= b.memory && a.pods <= b.pods
 }
 
 // podWorker owns one pod's processes.
@@ -73,7 +115,8 @@ func startKubelet(ctx context.Context, l layout, p *pki, apiPort int, bwrap stri
 		return nil, err
 	}
 	k := &kubelet{ctx: ctx, client: cs, l: l, apiPort: apiPort, bwrap: bwrap,
-		images: &imageStore{dir: l.p("images")}, pods: map[types.UID]*podWorker{}}
+		images: &imageStore{dir: l.p("images")}, pods: map[types.UID]*podWorker{},
+		charged: map[types.UID]podRequests{}}
 	if err := k.registerNode(); err != nil {
 		return nil, err
 	}
@@ -82,6 +125,14 @@ func startKubelet(ctx context.Context, l layout, p *pki, apiPort int, bwrap stri
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(o any) { k.sync(o.(*corev1.Pod)) },
 		UpdateFunc: func(_, o any) { k.sync(o.(*corev1.Pod)) },
+		DeleteFunc: func(o any) {
+			if d, ok := o.(cache.DeletedFinalStateUnknown); ok {
+				o = d.Obj
+			}
+			if pod, ok := o.(*corev1.Pod); ok {
+				k.forget(pod.UID)
+			}
+		},
 	})
 	factory.Start(ctx.Done())
 	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
@@ -119,8 +170,9 @@ func (k *kubelet) updateNodeStatus() error {
 			Message: "the rig's process kubelet is posting ready status", LastHeartbeatTime: now, LastTransitionTime: now,
 		}}
 		capacity := corev1.ResourceList{
-			corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("24Gi"),
-			corev1.ResourcePods: resource.MustParse("1000"),
+			corev1.ResourceCPU:    *resource.NewMilliQuantity(allocatable.milliCPU, resource.DecimalSI),
+			corev1.ResourceMemory: *resource.NewQuantity(allocatable.memory, resource.BinarySI),
+			corev1.ResourcePods:   *resource.NewQuantity(allocatable.pods, resource.DecimalSI),
 		}
 		n.Status.Capacity, n.Status.Allocatable = capacity, capacity
 		n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.1"},
@@ -143,18 +195,26 @@ func (k *kubelet) heartbeat() {
 	}
 }
 
-// sync is called for every pod event. It binds, starts or deletes.
+// sync is called for every pod event. It queues for binding, starts or
+// deletes.
 func (k *kubelet) sync(pod *corev1.Pod) {
 	if pod.Spec.NodeName == "" && pod.DeletionTimestamp == nil {
-		k.bind(pod)
+		if pod.Spec.SchedulerName == "" || pod.Spec.SchedulerName == corev1.DefaultSchedulerName {
+			k.enqueue(pod)
+		}
 		return
 	}
 	if pod.Spec.NodeName != nodeName {
 		return
 	}
+	terminal := pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+	if terminal {
+		k.forget(pod.UID)
+	} else {
+		k.charge(pod)
+	}
 	k.mu.Lock()
 	w := k.pods[pod.UID]
-	terminal := pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
 	if w == nil && pod.DeletionTimestamp == nil && !terminal {
 		w = &podWorker{uid: pod.UID, deleting: make(chan struct{}), done: make(chan struct{}),
 			procs: map[string]*exec.Cmd{},
@@ -179,15 +239,94 @@ func (k *kubelet) sync(pod *corev1.Pod) {
 	}
 }
 
-func (k *kubelet) bind(pod *corev1.Pod) {
-	if pod.Spec.SchedulerName != "" && pod.Spec.SchedulerName != corev1.DefaultSchedulerName {
-		return
+// enqueue adds an unbound pod to the waiting pods (once) and schedules.
+func (k *kubelet) enqueue(pod *corev1.Pod) {
+	k.schedMu.Lock()
+	_, bound := k.charged[pod.UID]
+	queued := false
+	for _, p := range k.waiting {
+		queued = queued || p.UID == pod.UID
 	}
+	if !bound && !queued {
+		k.waiting = append(k.waiting, pod.DeepCopy())
+	}
+	k.schedMu.Unlock()
+	k.schedule()
+}
+
+// charge counts a pod found bound to the node (bound here, or by its
+// creator through spec.nodeName) until it is terminal or gone.
+func (k *kubelet) charge(pod *corev1.Pod) {
+	k.schedMu.Lock()
+	defer k.schedMu.Unlock()
+	if _, ok := k.charged[pod.UID]; !ok {
+		k.charged[pod.UID] = requestsOf(pod)
+	}
+}
+
+// forget frees what a terminal or deleted pod was charged (or drops it from
+// the waiting pods) and schedules.
+func (k *kubelet) forget(uid types.UID) {
+	k.schedMu.Lock()
+	_, bound := k.charged[uid]
+	delete(k.charged, uid)
+	for i, p := range k.waiting {
+		if p.UID == uid {
+			k.waiting = append(k.waiting[:i], k.waiting[i+1:]...)
+			break
+		}
+	}
+	k.schedMu.Unlock()
+	if bound {
+		k.schedule()
+	}
+}
+
+// schedule is the scheduler's fit check: it binds, oldest first, every
+// waiting pod whose requests fit in what the charged pods leave of the
+// node's allocatable; the others stay Pending until a pod finishes. A pod
+// that does not fit does not hold back smaller ones behind it.
+func (k *kubelet) schedule() {
+	k.schedMu.Lock()
+	var used podRequests
+	for _, r := range k.charged {
+		used = used.plus(r)
+	}
+	var fit []*corev1.Pod
+	rest := k.waiting[:0]
+	for _, p := range k.waiting {
+		r := requestsOf(p)
+		if used.plus(r).fitsIn(allocatable) {
+			used = used.plus(r)
+			k.charged[p.UID] = r
+			fit = append(fit, p)
+		} else {
+			rest = append(rest, p)
+		}
+	}
+	k.waiting = rest
+	k.schedMu.Unlock()
+	for _, p := range fit {
+		k.bind(p)
+	}
+}
+
+func (k *kubelet) bind(pod *corev1.Pod) {
 	b := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID},
 		Target: corev1.ObjectReference{Kind: "Node", Name: nodeName}}
 	err := k.client.CoreV1().Pods(pod.Namespace).Bind(k.ctx, b, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+	switch {
+	case err == nil || apierrors.IsConflict(err):
+	case apierrors.IsNotFound(err):
+		k.forget(pod.UID)
+	default:
+		// Try again in a second, as the scheduler's backoff would.
 		k.logf("binding %s/%s: %v", pod.Namespace, pod.Name, err)
+		k.schedMu.Lock()
+		delete(k.charged, pod.UID)
+		k.waiting = append(k.waiting, pod)
+		k.schedMu.Unlock()
+		time.AfterFunc(time.Second, k.schedule)
 	}
 }
 
@@ -406,7 +545,6 @@ func (k *kubelet) run(w *podWorker, pod *corev1.Pod) {
 		setCondition(s, corev1.PodReady, false, "PodCompleted")
 	})
 }
-
 
 func closed(c chan struct{}) bool {
 	select {

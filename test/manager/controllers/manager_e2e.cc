@@ -1,0 +1,333 @@
+#include "test/manager/controllers/manager_e2e.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace captf::controllers::e2e {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr char kUser[] = "captf-manager-e2e";
+
+std::string credentialsSecretName(const std::string& identity) {
+  return identity + "-credentials";
+}
+
+} // namespace
+
+const rig::Env& env() {
+  return rig::shared(rig::Tier::kCapi);
+}
+
+std::string sourceDir() {
+  return CAPTF_E2E_SOURCE_DIR;
+}
+
+rig::CommandResult kubectl(const std::vector<std::string>& args, const std::string& in) {
+  return rig::kubectl(env(), args, in);
+}
+
+void apply(const json& manifest) {
+  const rig::CommandResult r =
+      kubectl({"apply", "--server-side", "--force-conflicts", "-f", "-"}, manifest.dump());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+}
+
+json getJson(const std::vector<std::string>& args) {
+  std::vector<std::string> full = args;
+  full.insert(full.end(), {"-o", "json"});
+  const rig::CommandResult r = kubectl(full);
+  if (r.exit_code != 0) {
+    return json();
+  }
+  json parsed = json::parse(r.output, nullptr, false);
+  return parsed.is_discarded() ? json() : parsed;
+}
+
+void mergePatch(const std::string& ns, const std::string& resource, const std::string& name,
+                const json& patch) {
+  const rig::CommandResult r =
+      kubectl({"-n", ns, "patch", resource, name, "--type=merge", "-p", patch.dump()});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+}
+
+bool eventually(const std::function<bool()>& check, std::chrono::seconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (check()) {
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  return check();
+}
+
+std::string conditionOf(const json& object, const std::string& type, const char* field) {
+  if (!object.is_object()) {
+    return "";
+  }
+  const json conditions = object.value("status", json::object()).value("conditions", json::array());
+  for (const json& c : conditions) {
+    if (c.value("type", "") == type) {
+      return c.value(field, "");
+    }
+  }
+  return "";
+}
+
+bool readyTrue(const json& object) {
+  return conditionOf(object, "Ready", "status") == "True";
+}
+
+int freePort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  const int port = ntohs(addr.sin_port);
+  ::close(fd);
+  return port;
+}
+
+// --- ManagerProcess ----------------------------------------------------------
+
+void ManagerProcess::start(const std::vector<std::string>& args, const std::string& log) {
+  std::vector<std::string> argv = {CAPTF_MANAGER_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<char*> raw;
+  for (std::string& a : argv) {
+    raw.push_back(a.data());
+  }
+  raw.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e != nullptr; ++e) {
+    env_strings.emplace_back(*e);
+  }
+  env_strings.emplace_back("POD_NAMESPACE=captf-system");
+  std::vector<char*> envp;
+  for (std::string& e : env_strings) {
+    envp.push_back(e.data());
+  }
+  envp.push_back(nullptr);
+  const int rc = posix_spawn(&pid_, raw[0], &actions, nullptr, raw.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  ASSERT_EQ(rc, 0) << "cannot start " << raw[0];
+}
+
+void ManagerProcess::stop(int sig) {
+  if (pid_ <= 0) {
+    return;
+  }
+  ::kill(pid_, sig);
+  int status = 0;
+  ::waitpid(pid_, &status, 0);
+  pid_ = -1;
+}
+
+bool ManagerProcess::running() const {
+  return pid_ > 0 && ::kill(pid_, 0) == 0;
+}
+
+// --- ManagerRig --------------------------------------------------------------
+
+std::string ManagerRig::logText() const {
+  std::ifstream in(log());
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void ManagerRig::start(const std::vector<std::string>& extra) {
+  webhook_port = freePort();
+  health_port = freePort();
+  metrics_port = freePort();
+  std::vector<std::string> args = {"--kubeconfig=" + kubeconfig,
+                                   "--runner-image=" + runner_image,
+                                   "--leader-elect",
+                                   "--leader-elect-lease-duration=4s",
+                                   "--leader-elect-renew-deadline=3s",
+                                   "--leader-elect-retry-period=1s",
+                                   "--webhook-port=" + std::to_string(webhook_port),
+                                   "--webhook-cert-dir=" + dir + "/certs",
+                                   "--health-addr=127.0.0.1:" + std::to_string(health_port),
+                                   "--diagnostics-address=127.0.0.1:" +
+                                       std::to_string(metrics_port),
+                                   "--insecure-diagnostics",
+                                   "--sync-period=30s",
+                                   "--v=4"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  process.start(args, log());
+}
+
+std::string ManagerRig::metrics() const {
+  const rig::CommandResult r =
+      rig::run({"curl", "-sf", "http://127.0.0.1:" + std::to_string(metrics_port) + "/metrics"});
+  return r.exit_code == 0 ? r.output : std::string();
+}
+
+void installManager(ManagerRig& rig) {
+  const rig::Env& e = env();
+  rig.dir = e.dir + "/manager-e2e";
+  fs::create_directories(rig.dir + "/certs");
+  // CRDs and the manager's RBAC exactly as shipped.
+  rig::CommandResult r = kubectl({"apply", "--server-side", "-k", sourceDir() + "/config/crd"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  kubectl({"create", "namespace", "captf-system"});
+  r = kubectl({"apply", "--server-side", "-k", sourceDir() + "/config/rbac"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* crd : {"terraformclusters", "terraformclusteridentities"}) {
+    r = kubectl({"wait", "--for=condition=Established", "--timeout=60s",
+                 std::string("crd/") + crd + ".infrastructure.cluster.x-k8s.io"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+  // A user bound to the ClusterRole and the leader-election Role, nothing else.
+  rig.kubeconfig = rig::userKubeconfig(e, kUser);
+  apply({{"apiVersion", "rbac.authorization.k8s.io/v1"},
+         {"kind", "ClusterRoleBinding"},
+         {"metadata", {{"name", "captf-manager-e2e"}}},
+         {"roleRef",
+          {{"apiGroup", "rbac.authorization.k8s.io"},
+           {"kind", "ClusterRole"},
+           {"name", "captf-manager-role"}}},
+         {"subjects",
+          {{{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "User"}, {"name", kUser}}}}});
+  apply({{"apiVersion", "rbac.authorization.k8s.io/v1"},
+         {"kind", "RoleBinding"},
+         {"metadata", {{"name", "captf-manager-e2e"}, {"namespace", "captf-system"}}},
+         {"roleRef",
+          {{"apiGroup", "rbac.authorization.k8s.io"},
+           {"kind", "Role"},
+           {"name", "captf-leader-election-role"}}},
+         {"subjects",
+          {{{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "User"}, {"name", kUser}}}}});
+  // The webhook server's certificate (the API server calls it by URL).
+  r = rig::run({"openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
+                "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout",
+                rig.dir + "/certs/tls.key", "-out", rig.dir + "/certs/tls.crt"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+}
+
+void createTenant(const std::string& ns, const std::string& identity,
+                  const std::map<std::string, std::string>& data) {
+  kubectl({"create", "namespace", ns});
+  apply({{"apiVersion", "v1"},
+         {"kind", "Secret"},
+         {"metadata", {{"name", credentialsSecretName(identity)}, {"namespace", "captf-system"}}},
+         {"stringData", data}});
+  apply(
+      {{"apiVersion", "infrastructure.cluster.x-k8s.io/v1alpha1"},
+       {"kind", "TerraformClusterIdentity"},
+       {"metadata", {{"name", identity}}},
+       {"spec",
+        {{"secretRef", {{"name", credentialsSecretName(identity)}, {"namespace", "captf-system"}}},
+         {"allowedNamespaces", {{"list", {ns}}}}}}});
+}
+
+void rotateCredentials(const std::string& identity,
+                       const std::map<std::string, std::string>& data) {
+  apply({{"apiVersion", "v1"},
+         {"kind", "Secret"},
+         {"metadata", {{"name", credentialsSecretName(identity)}, {"namespace", "captf-system"}}},
+         {"stringData", data}});
+}
+
+namespace {
+
+// Parses `{a="x",b="y"}` (the exposition format's label set).
+std::map<std::string, std::string> parseLabels(std::string_view text) {
+  std::map<std::string, std::string> labels;
+  size_t i = 0;
+  while (i < text.size()) {
+    const size_t eq = text.find('=', i);
+    if (eq == std::string_view::npos || eq + 1 >= text.size() || text[eq + 1] != '"') {
+      break;
+    }
+    std::string key(text.substr(i, eq - i));
+    std::string value;
+    size_t j = eq + 2;
+    for (; j < text.size() && text[j] != '"'; ++j) {
+      if (text[j] == '\\' && j + 1 < text.size()) {
+        ++j;
+      }
+      value.push_back(text[j]);
+    }
+    labels[key] = value;
+    i = j + 1;
+    if (i < text.size() && text[i] == ',') {
+      ++i;
+    }
+  }
+  return labels;
+}
+
+} // namespace
+
+std::optional<double> metricValue(const std::string& exposition, const std::string& name,
+                                  const std::map<std::string, std::string>& labels) {
+  std::optional<double> sum;
+  std::istringstream lines(exposition);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind(name, 0) != 0 || line.size() <= name.size()) {
+      continue;
+    }
+    std::map<std::string, std::string> found;
+    size_t value_at = name.size();
+    if (line[name.size()] == '{') {
+      const size_t close = line.find('}', name.size());
+      if (close == std::string::npos) {
+        continue;
+      }
+      found = parseLabels(std::string_view(line).substr(name.size() + 1, close - name.size() - 1));
+      value_at = close + 1;
+    } else if (line[name.size()] != ' ') {
+      continue; // another metric with this prefix
+    }
+    bool match = true;
+    for (const auto& [key, value] : labels) {
+      auto it = found.find(key);
+      match = match && it != found.end() && it->second == value;
+    }
+    if (match) {
+      sum = sum.value_or(0) + std::stod(line.substr(value_at));
+    }
+  }
+  return sum;
+}
+
+std::vector<json> eventsFor(const std::string& ns, const std::string& name,
+                            const std::string& reason) {
+  std::vector<json> out;
+  const json list = getJson({"-n", ns, "get", "events.v1.events.k8s.io"});
+  for (const json& event : list.value("items", json::array())) {
+    const json regarding = event.value("regarding", json::object());
+    if (regarding.value("name", "") == name &&
+        (reason.empty() || event.value("reason", "") == reason)) {
+      out.push_back(event);
+    }
+  }
+  return out;
+}
+
+} // namespace captf::controllers::e2e

@@ -1,0 +1,112 @@
+#pragma once
+
+// What the manager's end-to-end tests share: the rig's capi tier, kubectl
+// helpers, bounded waits, the `manager` executable as a child process
+// authenticated as a user bound to exactly config/rbac's ClusterRole, its
+// metrics and Events, and tenants (a namespace with an identity and its
+// credentials Secret).
+
+#include <chrono>
+#include <csignal>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <sys/types.h>
+
+#include "test/rig/fixture.h"
+
+namespace captf::controllers::e2e {
+
+using nlohmann::json;
+
+// The rig of this binary (capi tier).
+const rig::Env& env();
+// The repository (config/crd, config/rbac, test/rig/rig).
+std::string sourceDir();
+
+rig::CommandResult kubectl(const std::vector<std::string>& args, const std::string& in = "");
+// Server-side apply (fails the test when refused).
+void apply(const json& manifest);
+// `kubectl <args> -o json`; null when the command fails.
+json getJson(const std::vector<std::string>& args);
+// Merge-patches `resource` `name` in `ns` (fails the test when refused).
+void mergePatch(const std::string& ns, const std::string& resource, const std::string& name,
+                const json& patch);
+
+// Polls `check` every 500 ms for up to `limit`; returns whether it held.
+bool eventually(const std::function<bool()>& check,
+                std::chrono::seconds limit = std::chrono::seconds(240));
+
+// The `field` of condition `type` in object.status.conditions ("" if none).
+std::string conditionOf(const json& object, const std::string& type, const char* field);
+bool readyTrue(const json& object);
+// A TCP port free on 127.0.0.1 right now.
+int freePort();
+
+// The manager executable as a child process of the test.
+class ManagerProcess {
+public:
+  ManagerProcess() = default;
+  ManagerProcess(const ManagerProcess&) = delete;
+  ManagerProcess& operator=(const ManagerProcess&) = delete;
+  ~ManagerProcess() { stop(SIGKILL); }
+
+  // Starts the manager with `args`, stdout and stderr appended to `log`.
+  void start(const std::vector<std::string>& args, const std::string& log);
+  // Sends `sig` (SIGTERM by default) and waits for the process.
+  void stop(int sig = SIGTERM);
+  bool running() const;
+
+private:
+  pid_t pid_ = -1;
+};
+
+// The manager installed on the rig: CRDs and RBAC exactly as shipped, a
+// user bound to the ClusterRole and the leader-election Role (nothing
+// else), the runner image and the webhook serving certificate.
+struct ManagerRig {
+  std::string dir;        // <rig>/manager-e2e
+  std::string kubeconfig; // the manager user's
+  std::string runner_image;
+  int webhook_port = 0;
+  int health_port = 0;
+  int metrics_port = 0;
+  ManagerProcess process;
+
+  std::string log() const { return dir + "/manager.log"; }
+  // The manager's log so far.
+  std::string logText() const;
+  // Starts the manager (new ports each time) with leader election and a 30 s
+  // sync period; `extra` flags are appended.
+  void start(const std::vector<std::string>& extra = {});
+  // GET /metrics (plain HTTP, --insecure-diagnostics); "" when unreachable.
+  std::string metrics() const;
+};
+
+// Installs everything above (idempotent per rig) and fills `rig`; call from
+// SetUpTestSuite. Fails the test on the first error.
+void installManager(ManagerRig& rig);
+
+// A tenant namespace `ns` with a TerraformClusterIdentity `identity` whose
+// credentials Secret `identity`-credentials in captf-system holds `data`
+// (string values) and allows only `ns`.
+void createTenant(const std::string& ns, const std::string& identity,
+                  const std::map<std::string, std::string>& data);
+// Replaces the data of the tenant's credentials Secret (a rotation).
+void rotateCredentials(const std::string& identity, const std::map<std::string, std::string>& data);
+
+// The sum of every sample of metric `name` whose labels include `labels`;
+// nullopt when no sample matches.
+std::optional<double> metricValue(const std::string& exposition, const std::string& name,
+                                  const std::map<std::string, std::string>& labels);
+
+// events.k8s.io/v1 Events in `ns` regarding the object named `name`, with
+// `reason` ("" for any).
+std::vector<json> eventsFor(const std::string& ns, const std::string& name,
+                            const std::string& reason = "");
+
+} // namespace captf::controllers::e2e
