@@ -127,6 +127,16 @@ TerraformClusterReconciler::TerraformClusterReconciler(ReconcilerDeps deps)
 
 TerraformClusterReconciler::~TerraformClusterReconciler() = default;
 
+bool TerraformClusterReconciler::firstCount(const std::string& key) {
+  std::lock_guard lock(counted_mu_);
+  return counted_.insert(key).second;
+}
+
+void TerraformClusterReconciler::counted(const std::string& key) {
+  std::lock_guard lock(counted_mu_);
+  counted_.erase(key);
+}
+
 void TerraformClusterReconciler::event(const Pass& pass, kube::EventType type,
                                        std::string_view reason, const std::string& note) {
   deps_.events.event(pass.object, type, reason, "Reconcile", note);
@@ -253,6 +263,7 @@ TerraformClusterReconciler::reconcile(const kube::ReconcileContext& ctx,
       if (!marked.ok() && !kube::isNotFound(marked)) {
         return marked;
       }
+      counted(pass.id.ns + "/" + job);
     }
   }
   if (!pass.error.ok()) {
@@ -386,6 +397,8 @@ absl::Status TerraformClusterReconciler::bookkeep(Pass& pass, size_t index) {
   const std::string& name = run.record.name;
   const api::Operation op = run.record.operation;
   const std::string op_name = str(api::enumName(op));
+  // Status and Events are rebuilt on every bookkeeping; metrics count once.
+  const bool count = firstCount(pass.id.ns + "/" + name);
   auto pod = podOfJob(deps_.cached, pass.id.ns, name);
   if (!pod.ok()) {
     return pod.status();
@@ -502,7 +515,9 @@ absl::Status TerraformClusterReconciler::bookkeep(Pass& pass, size_t index) {
           !s.ok()) {
         return s;
       }
-      deps_.metrics.destructive_plan_approvals_consumed_total.withLabels({str(kKind)}).inc();
+      if (count) {
+        deps_.metrics.destructive_plan_approvals_consumed_total.withLabels({str(kKind)}).inc();
+      }
       event(pass, kube::EventType::kNormal, "DestructivePlanApprovalConsumed",
             "the approval of inputs " + run.record.inputs_hash + " was used and removed");
     }
@@ -516,7 +531,9 @@ absl::Status TerraformClusterReconciler::bookkeep(Pass& pass, size_t index) {
         }
       }
       pass.status.plan.reset();
-      deps_.metrics.plan_approvals_total.withLabels({str(kKind), "approved"}).inc();
+      if (count) {
+        deps_.metrics.plan_approvals_total.withLabels({str(kKind), "approved"}).inc();
+      }
       event(pass, kube::EventType::kNormal, "PlanApplied",
             "approved plan " + run.record.approved_plan + " applied");
     }
@@ -612,7 +629,9 @@ absl::Status TerraformClusterReconciler::bookkeep(Pass& pass, size_t index) {
         set(pass, cond::kApplyJobSucceeded, ConditionStatus::kUnknown, cond::kReasonPlanChanged,
             planChangedMessage(pass.id, plan.plan_hash));
       }
-      deps_.metrics.plan_approvals_total.withLabels({str(kKind), "changed"}).inc();
+      if (count) {
+        deps_.metrics.plan_approvals_total.withLabels({str(kKind), "changed"}).inc();
+      }
       event(pass, kube::EventType::kWarning, "PlanChanged",
             "Job " + name + " planned different changes than approved");
     } else {
@@ -650,7 +669,7 @@ absl::Status TerraformClusterReconciler::bookkeep(Pass& pass, size_t index) {
               "Job " + name + " found drift " + counts);
           event(pass, kube::EventType::kWarning, "DriftDetected",
                 "Job " + name + " found drift " + counts);
-          if (d) {
+          if (d && count) {
             deps_.metrics.drift_resources_total.withLabels({str(kKind), "add"})
                 .inc(d->add.value_or(0));
             deps_.metrics.drift_resources_total.withLabels({str(kKind), "change"})
@@ -679,12 +698,16 @@ absl::Status TerraformClusterReconciler::bookkeep(Pass& pass, size_t index) {
     if (outcome == workspace::RunOutcome::kSucceeded) {
       set(pass, cond::kRestoreJobSucceeded, ConditionStatus::kTrue, cond::kReasonStateRestored, "");
       event(pass, kube::EventType::kNormal, "StateRestored", "Job " + name + " restored state");
-      deps_.metrics.state_restores_total.withLabels({str(kKind), "succeeded"}).inc();
+      if (count) {
+        deps_.metrics.state_restores_total.withLabels({str(kKind), "succeeded"}).inc();
+      }
     } else {
       set(pass, cond::kRestoreJobSucceeded, ConditionStatus::kFalse, cond::kReasonRestoreFailed,
           "Job " + name + " failed" + (summary.empty() ? std::string() : ": " + summary));
       event(pass, kube::EventType::kWarning, "StateRestoreFailed", "Job " + name + " failed");
-      deps_.metrics.state_restores_total.withLabels({str(kKind), "failed"}).inc();
+      if (count) {
+        deps_.metrics.state_restores_total.withLabels({str(kKind), "failed"}).inc();
+      }
     }
     break;
   }
@@ -694,10 +717,12 @@ absl::Status TerraformClusterReconciler::bookkeep(Pass& pass, size_t index) {
   if (deadline && outcome != workspace::RunOutcome::kSucceeded) {
     result = "deadline";
   }
-  deps_.metrics.jobs_total.withLabels({str(kKind), op_name, result}).inc();
+  if (count) {
+    deps_.metrics.jobs_total.withLabels({str(kKind), op_name, result}).inc();
+  }
   const json* created = kube::fieldAt(run.job, "metadata.creationTimestamp");
   const json* completed = kube::fieldAt(run.job, "status.completionTime");
-  if (created != nullptr && created->is_string()) {
+  if (count && created != nullptr && created->is_string()) {
     auto start = kube::parseTime(created->get<std::string>());
     auto end = completed != nullptr && completed->is_string()
                    ? kube::parseTime(completed->get<std::string>())
@@ -714,12 +739,12 @@ absl::Status TerraformClusterReconciler::bookkeep(Pass& pass, size_t index) {
     }
   }
   for (const api::RunStep& step : last_run.steps) {
-    if (step.duration_milliseconds) {
+    if (count && step.duration_milliseconds) {
       deps_.metrics.job_step_duration_seconds.withLabels({str(kKind), op_name, step.name})
           .observe(static_cast<double>(*step.duration_milliseconds) / 1000.0);
     }
   }
-  if (parsed && parsed->changes) {
+  if (count && parsed && parsed->changes) {
     const auto& c = *parsed->changes;
     deps_.metrics.resources_changed_total.withLabels({str(kKind), op_name, "add"}).inc(c.add());
     deps_.metrics.resources_changed_total.withLabels({str(kKind), op_name, "change"})
@@ -734,8 +759,10 @@ absl::Status TerraformClusterReconciler::bookkeep(Pass& pass, size_t index) {
     for (const RunJob& r : pass.jobs) {
       records.push_back(r.record);
     }
-    deps_.metrics.job_attempts.withLabels({str(kKind), op_name})
-        .observe(1 + lifecycle::consecutiveFailures(records, op));
+    if (count) {
+      deps_.metrics.job_attempts.withLabels({str(kKind), op_name})
+          .observe(1 + lifecycle::consecutiveFailures(records, op));
+    }
     deps_.metrics.last_success_timestamp_seconds
         .withLabels({str(kKind), pass.id.ns, pass.id.name, op_name})
         .set(static_cast<double>(
@@ -752,7 +779,9 @@ absl::Status TerraformClusterReconciler::bookkeep(Pass& pass, size_t index) {
                                                  : std::string("unknown"));
     const std::string step =
         last_run.error && last_run.error->step ? *last_run.error->step : std::string("none");
-    deps_.metrics.job_errors_total.withLabels({str(kKind), op_name, error_kind, step}).inc();
+    if (count) {
+      deps_.metrics.job_errors_total.withLabels({str(kKind), op_name, error_kind, step}).inc();
+    }
     if (deadline) {
       event(pass, kube::EventType::kWarning, "JobDeadlineExceeded",
             op_name + " Job " + name + " hit its deadline");

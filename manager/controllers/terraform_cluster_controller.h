@@ -12,6 +12,8 @@
 // and Leases to take are read from the API server.
 
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 
 #include <spdlog/logger.h>
@@ -69,10 +71,19 @@ private:
   void summarize(Pass& pass);
   void event(const Pass& pass, kube::EventType type, std::string_view reason,
              const std::string& note);
+  // Whether this is the first bookkeeping of Job `key` (namespace/name) in
+  // this process. A pass whose status patch fails bookkeeps its finished
+  // Jobs again on the retry (captf.io/bookkept follows the patch, §11.1);
+  // their metrics must count once.
+  bool firstCount(const std::string& key);
+  // Forgets `key` once the Job is marked bookkept.
+  void counted(const std::string& key);
 
   ReconcilerDeps deps_;
   IdentityResolver identity_;
   RunnerRbac rbac_;
+  std::mutex counted_mu_;
+  std::set<std::string> counted_; // bookkept Jobs not yet marked
 };
 
 } // namespace captf::controllers
