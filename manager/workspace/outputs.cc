@@ -142,6 +142,17 @@ template <class Outputs> void finish(Outputs& outputs, const Common& common) {
   }
 }
 
+// The provider_id output of a machine or a pool (a string): unset, with the
+// error recorded, when it is longer than a providerID may be.
+std::optional<std::string> decodeProviderId(const json& provider_id, Common& common) {
+  const std::string& id = provider_id.get_ref<const std::string&>();
+  if (id.size() > kMaxProviderId) {
+    common.errors.push_back(strCat(out::kProviderId, ": longer than ", kMaxProviderId));
+    return std::nullopt;
+  }
+  return id;
+}
+
 } // namespace
 
 std::string_view outputsReason(OutputsVerdict verdict) {
@@ -374,12 +385,7 @@ MachineOutputs decodeMachineOutputs(const json& state_outputs,
 
   const json& provider_id = valueOf(common.values, out::kProviderId);
   if (provider_id.is_string()) {
-    const std::string& id = provider_id.get_ref<const std::string&>();
-    if (id.size() > kMaxProviderId) {
-      common.errors.push_back(strCat(out::kProviderId, ": longer than ", kMaxProviderId));
-    } else {
-      outputs.provider_id = id;
-    }
+    outputs.provider_id = decodeProviderId(provider_id, common);
   } else if (provider_id.is_null() && !provisioned) {
     common.pending.insert(common.pending.begin(), std::string(out::kProviderId));
   }
@@ -439,12 +445,7 @@ MachinePoolOutputs decodeMachinePoolOutputs(const json& state_outputs) {
   outputs.health = common.health;
   const json& provider_id = valueOf(common.values, out::kProviderId);
   if (provider_id.is_string()) {
-    const std::string& id = provider_id.get_ref<const std::string&>();
-    if (id.size() > kMaxProviderId) {
-      common.errors.push_back(strCat(out::kProviderId, ": longer than ", kMaxProviderId));
-    } else {
-      outputs.provider_id = id;
-    }
+    outputs.provider_id = decodeProviderId(provider_id, common);
   }
   const json& list = valueOf(common.values, out::kProviderIdList);
   if (list.is_array()) {

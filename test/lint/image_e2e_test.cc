@@ -69,33 +69,7 @@ private:
   std::filesystem::path dir_;
 };
 
-struct Lint {
-  int code = -1;
-  nlohmann::json report;
-  std::string out;
-  std::string err;
-  std::vector<std::string> ids() const {
-    std::vector<std::string> out_ids;
-    if (report.is_object()) {
-      for (const auto& f : report["findings"]) {
-        out_ids.push_back(f["id"].get<std::string>());
-      }
-    }
-    return out_ids;
-  }
-  std::vector<std::string> of(std::string_view id) const {
-    std::vector<std::string> found;
-    if (report.is_object()) {
-      for (const auto& f : report["findings"]) {
-        if (f["id"] == id) {
-          found.push_back(f["severity"].get<std::string>() + " " + f["file"].get<std::string>() +
-                          " " + f["message"].get<std::string>());
-        }
-      }
-    }
-    return found;
-  }
-};
+using Lint = oci::testing::LintRun;
 
 class ImageE2e : public ::testing::Test {
 protected:

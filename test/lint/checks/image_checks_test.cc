@@ -25,32 +25,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-struct Result {
-  int code = -1;
-  nlohmann::json report;
-  std::string out;
-  std::string err;
-  std::vector<std::string> ids() const {
-    std::vector<std::string> out_ids;
-    if (report.is_object()) {
-      for (const auto& f : report["findings"]) {
-        out_ids.push_back(f["id"].get<std::string>());
-      }
-    }
-    return out_ids;
-  }
-  // The findings of one id: "severity file message".
-  std::vector<std::string> of(std::string_view id) const {
-    std::vector<std::string> found;
-    for (const auto& f : report["findings"]) {
-      if (f["id"] == id) {
-        found.push_back(f["severity"].get<std::string>() + " " + f["file"].get<std::string>() +
-                        " " + f["message"].get<std::string>());
-      }
-    }
-    return found;
-  }
-};
+using Result = oci::testing::LintRun;
 
 class ImageChecks : public ::testing::Test {
 protected:

@@ -175,4 +175,36 @@ private:
   std::atomic<int> token_requests_{0};
 };
 
+// One run of tfcapi-lint with --json: exit code, the parsed report, the
+// output streams.
+struct LintRun {
+  int code = -1;
+  nlohmann::json report;
+  std::string out;
+  std::string err;
+  // The ids of the findings, in report order.
+  std::vector<std::string> ids() const {
+    std::vector<std::string> out_ids;
+    if (report.is_object()) {
+      for (const auto& f : report["findings"]) {
+        out_ids.push_back(f["id"].get<std::string>());
+      }
+    }
+    return out_ids;
+  }
+  // The findings of one id: "severity file message".
+  std::vector<std::string> of(std::string_view id) const {
+    std::vector<std::string> found;
+    if (report.is_object()) {
+      for (const auto& f : report["findings"]) {
+        if (f["id"] == id) {
+          found.push_back(f["severity"].get<std::string>() + " " + f["file"].get<std::string>() +
+                          " " + f["message"].get<std::string>());
+        }
+      }
+    }
+    return found;
+  }
+};
+
 } // namespace captf::lint::oci::testing
