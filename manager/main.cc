@@ -17,13 +17,13 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
-#include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "absl/time/time.h"
 #include "contract/roles.h"
 #include "manager/controllers/options.h"
 #include "manager/controllers/setup.h"
+#include "manager/diagnostics/logging.h"
 #include "manager/diagnostics/server.h"
 #include "manager/kube/config.h"
 #include "manager/kube/diagnostics_server.h"
@@ -95,21 +95,6 @@ std::string leaderElectionNamespace() {
     return ns;
   }
   return kDefaultNamespace;
-}
-
-std::shared_ptr<spdlog::logger> makeLogger(const std::string& format, int verbosity) {
-  auto logger = spdlog::stderr_logger_mt("manager");
-  if (format == "json") {
-    logger->set_pattern(R"({"ts":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","msg":"%v"})",
-                        spdlog::pattern_time_type::utc);
-  } else {
-    logger->set_pattern("%L%m%d %H:%M:%S.%f %t] %v", spdlog::pattern_time_type::utc);
-  }
-  // klog levels: V(0-2) info, V(3-4) debug, V(5+) trace; PUT /debug/flags/v
-  // maps the same way.
-  logger->set_level(captf::diagnostics::levelForVerbosity(verbosity));
-  logger->flush_on(spdlog::level::info);
-  return logger;
 }
 
 std::string versionString() {
@@ -235,7 +220,22 @@ int run(int argc, char** argv) {
     return 0;
   }
 
-  auto logger = makeLogger(logging_format, verbosity);
+  captf::diagnostics::LogOptions log_options;
+  log_options.json = logging_format == "json";
+  log_options.verbosity = verbosity;
+  log_options.split_stream = log_options.json ? log_json_split_stream : log_text_split_stream;
+  log_options.flush_frequency = *parseDuration(log_flush_frequency);
+  auto buffer = log_options.json
+                    ? captf::diagnostics::parseBufferSize("--log-json-info-buffer-size",
+                                                          log_json_info_buffer_size)
+                    : captf::diagnostics::parseBufferSize("--log-text-info-buffer-size",
+                                                          log_text_info_buffer_size);
+  if (!buffer.ok()) {
+    std::cerr << "invalid flags: " << buffer.status().message() << std::endl;
+    return 2;
+  }
+  log_options.info_buffer_bytes = *buffer;
+  auto logger = captf::diagnostics::makeLogger(log_options);
   // §10: log the parsed flags.
   for (const CLI::Option* option : app.get_options()) {
     if (option->get_name() == "--help" || option->get_name() == "--version") {
@@ -287,6 +287,7 @@ int run(int argc, char** argv) {
   }
   webhook.tls.min_version = *min_version;
   webhook.tls.cipher_suites = tls_cipher_suites;
+  webhook.tls.curve_preferences = tls_curve_preferences;
   if (!profiler_address.empty()) {
     logger->warn("--profiler-address is not supported by this build; ignored");
   }

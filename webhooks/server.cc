@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <sstream>
@@ -124,6 +125,35 @@ absl::Status setCipherSuites(SSL_CTX* ctx, const std::vector<std::string>& names
   return absl::OkStatus();
 }
 
+// Restricts the key exchange groups to `ids` (Go's tls.CurveID numbers,
+// as --tls-curve-preferences takes them), in that order of preference.
+absl::Status setCurvePreferences(SSL_CTX* ctx, const std::vector<int>& ids) {
+  if (ids.empty()) {
+    return absl::OkStatus();
+  }
+  static const std::map<int, std::string_view> kGroups = {
+      {23, "P-256"}, {24, "P-384"}, {25, "P-521"}, {29, "X25519"}, {4588, "X25519MLKEM768"}};
+  std::string list;
+  for (int id : ids) {
+    auto group = kGroups.find(id);
+    if (group == kGroups.end()) {
+      return absl::InvalidArgumentError(fmt::format(
+          "unsupported TLS curve ID {} (Go's tls.CurveID: 23 P-256, 24 P-384, 25 P-521, "
+          "29 X25519, 4588 X25519MLKEM768)",
+          id));
+    }
+    if (!list.empty()) {
+      list += ":";
+    }
+    list += group->second;
+  }
+  if (SSL_CTX_set1_groups_list(ctx, list.c_str()) != 1) {
+    return absl::InvalidArgumentError(
+        fmt::format("cannot use the TLS curves {}: {}", list, openSslError()));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::shared_ptr<ssl::context>>
 makeContext(const std::string& cert_pem, const std::string& key_pem, const TlsSettings& tls) {
   auto ctx = std::make_shared<ssl::context>(ssl::context::tls_server);
@@ -132,6 +162,9 @@ makeContext(const std::string& cert_pem, const std::string& key_pem, const TlsSe
   SSL_CTX_set_options(h, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE |
                              SSL_OP_NO_COMPRESSION);
   if (absl::Status s = setCipherSuites(h, tls.cipher_suites); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = setCurvePreferences(h, tls.curve_preferences); !s.ok()) {
     return s;
   }
   boost::system::error_code ec;

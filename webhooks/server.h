@@ -41,6 +41,9 @@ struct TlsSettings {
   // IANA / Go names (TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, ...); empty:
   // OpenSSL's defaults.
   std::vector<std::string> cipher_suites;
+  // Go tls.CurveID numbers, most preferred first (23 P-256, 24 P-384,
+  // 25 P-521, 29 X25519, 4588 X25519MLKEM768); empty: OpenSSL's defaults.
+  std::vector<int> curve_preferences;
 };
 
 // What start() does when neither certificate file exists.

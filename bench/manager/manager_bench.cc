@@ -59,6 +59,8 @@ struct Options {
   int shards = 10; // parallel `kubectl create` processes
   std::string out;
   std::vector<std::string> manager_args;
+  // Another build's manager, to compare two builds on one machine.
+  std::string manager_binary = CAPTF_MANAGER_BINARY;
 };
 
 namespace e2e = captf::controllers::e2e;
@@ -295,9 +297,11 @@ Options parse(int argc, char** argv) {
       o.out = value();
     } else if (a == "--manager-arg") {
       o.manager_args.push_back(value());
+    } else if (a == "--manager-binary") {
+      o.manager_binary = value();
     } else {
       die("usage: manager_bench [--objects N] [--timeout SECONDS] [--shards K] [--out DIR] "
-          "[--manager-arg ARG]...");
+          "[--manager-arg ARG]... [--manager-binary PATH]");
     }
   }
   if (o.objects < 1 || o.shards < 1) {
@@ -377,7 +381,7 @@ int main(int argc, char** argv) {
   manager_rig.health_port = e2e::freePort();
   manager_rig.metrics_port = e2e::freePort();
   std::vector<std::string> manager_argv = {
-      CAPTF_MANAGER_BINARY,
+      o.manager_binary,
       "--kubeconfig=" + manager_rig.kubeconfig,
       "--runner-image=" + setup.runner_image,
       "--leader-elect",

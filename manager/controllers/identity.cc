@@ -171,57 +171,61 @@ ConditionResult IdentityResolver::mirror(const json& object, const std::string& 
   name = mirrorSecretName(identity);
   const json data = source.value("data", json::object());
   const std::string hash = sourceHash(data);
-  auto existing = cached_.get(kinds::kSecret, {ns, name});
-  if (!existing.ok() && !kube::isNotFound(existing.status())) {
-    transient = existing.status();
-    return cond("False", api::conditions::kReasonMirrorFailed, "reading the mirror failed");
-  }
-  if (!existing.ok()) {
-    json mirror = {
-        {"apiVersion", "v1"},
-        {"kind", "Secret"},
-        {"metadata",
-         {{"name", name},
-          {"namespace", ns},
-          {"labels",
-           {{str(api::kLabelMirrored), "true"},
-            {str(api::kLabelManaged), "true"},
-            {str(api::kLabelClusterctlMove), ""}}},
-          {"annotations",
-           {{str(api::kAnnotationSourceHash), hash}, {str(api::kAnnotationIdentity), identity}}},
-          {"ownerReferences", json::array({ownerRefOf(object)})}}},
-        {"type", "Opaque"},
-        {"data", data}};
-    auto created = api_.create(mirror);
-    if (created.ok()) {
-      events_.event(object, kube::EventType::kNormal, "MirrorCreated", "Mirror",
-                    "credential mirror " + name + " created for identity " + identity);
+  // Every object using the identity in the namespace writes this Secret: a
+  // lost race (Conflict, AlreadyExists) reads it again from the API server
+  // and retries, as client-go's RetryOnConflict does.
+  for (int attempt = 1;; ++attempt) {
+    const bool last = attempt == kMirrorWriteAttempts;
+    kube::Reader& reader = attempt == 1 ? static_cast<kube::Reader&>(cached_) : api_;
+    auto existing = reader.get(kinds::kSecret, {ns, name});
+    if (!existing.ok() && !kube::isNotFound(existing.status())) {
+      transient = existing.status();
+      return cond("False", api::conditions::kReasonMirrorFailed, "reading the mirror failed");
+    }
+    if (!existing.ok()) {
+      json mirror = {
+          {"apiVersion", "v1"},
+          {"kind", "Secret"},
+          {"metadata",
+           {{"name", name},
+            {"namespace", ns},
+            {"labels",
+             {{str(api::kLabelMirrored), "true"},
+              {str(api::kLabelManaged), "true"},
+              {str(api::kLabelClusterctlMove), ""}}},
+            {"annotations",
+             {{str(api::kAnnotationSourceHash), hash}, {str(api::kAnnotationIdentity), identity}}},
+            {"ownerReferences", json::array({ownerRefOf(object)})}}},
+          {"type", "Opaque"},
+          {"data", data}};
+      auto created = api_.create(mirror);
+      if (created.ok()) {
+        events_.event(object, kube::EventType::kNormal, "MirrorCreated", "Mirror",
+                      "credential mirror " + name + " created for identity " + identity);
+        return cond("True", api::conditions::kReasonMirrored, "");
+      }
+      // AlreadyExists: another object created it first, or it is a
+      // same-named Secret CAPTF does not manage (so not in the cache).
+      if (!kube::isAlreadyExists(created.status()) || last) {
+        transient = created.status();
+        return cond("False", api::conditions::kReasonMirrorFailed,
+                    "creating Secret " + name + " failed");
+      }
+      continue;
+    }
+    const json& labels = kube::meta::labels(*existing);
+    const json& annotations = kube::meta::annotations(*existing);
+    if (!labels.contains(str(api::kLabelMirrored)) ||
+        annotations.value(str(api::kAnnotationIdentity), "") != identity) {
+      return cond("False", api::conditions::kReasonMirrorFailed,
+                  "Secret " + name + " exists and is not the mirror of identity " + identity +
+                      "; it is never overwritten");
+    }
+    const bool stale = annotations.value(str(api::kAnnotationSourceHash), "") != hash;
+    const bool owned = hasOwner(*existing, kube::meta::uid(object));
+    if (!stale && owned) {
       return cond("True", api::conditions::kReasonMirrored, "");
     }
-    if (!kube::isAlreadyExists(created.status())) {
-      transient = created.status();
-      return cond("False", api::conditions::kReasonMirrorFailed,
-                  "creating Secret " + name + " failed");
-    }
-    // Not in the cache: a same-named Secret CAPTF does not manage.
-    existing = api_.get(kinds::kSecret, {ns, name});
-    if (!existing.ok()) {
-      transient = existing.status();
-      return cond("False", api::conditions::kReasonMirrorFailed,
-                  "reading Secret " + name + " failed");
-    }
-  }
-  const json& labels = kube::meta::labels(*existing);
-  const json& annotations = kube::meta::annotations(*existing);
-  if (!labels.contains(str(api::kLabelMirrored)) ||
-      annotations.value(str(api::kAnnotationIdentity), "") != identity) {
-    return cond("False", api::conditions::kReasonMirrorFailed,
-                "Secret " + name + " exists and is not the mirror of identity " + identity +
-                    "; it is never overwritten");
-  }
-  const bool stale = annotations.value(str(api::kAnnotationSourceHash), "") != hash;
-  const bool owned = hasOwner(*existing, kube::meta::uid(object));
-  if (stale || !owned) {
     json updated = *existing;
     if (stale) {
       updated["data"] = data;
@@ -231,13 +235,15 @@ ConditionResult IdentityResolver::mirror(const json& object, const std::string& 
       updated["metadata"]["ownerReferences"].push_back(ownerRefOf(object));
     }
     auto written = api_.update(updated);
-    if (!written.ok()) {
+    if (written.ok()) {
+      return cond("True", api::conditions::kReasonMirrored, "");
+    }
+    if (!(kube::isConflict(written.status()) || kube::isNotFound(written.status())) || last) {
       transient = written.status();
       return cond("False", api::conditions::kReasonMirrorFailed,
                   "updating Secret " + name + " failed");
     }
   }
-  return cond("True", api::conditions::kReasonMirrored, "");
 }
 
 absl::Status IdentityResolver::release(const json& object, const std::string& identity) {
@@ -246,43 +252,56 @@ absl::Status IdentityResolver::release(const json& object, const std::string& id
   }
   const std::string ns = kube::meta::ns(object);
   const std::string name = mirrorSecretName(identity);
-  auto existing = cached_.get(kinds::kSecret, {ns, name});
-  if (!existing.ok()) {
-    return kube::isNotFound(existing.status()) ? absl::OkStatus() : existing.status();
-  }
-  if (!kube::meta::labels(*existing).contains(str(api::kLabelMirrored))) {
-    return absl::OkStatus();
-  }
   const std::string uid = kube::meta::uid(object);
-  json refs = json::array();
-  bool found = false;
-  if (const json* current = kube::fieldAt(*existing, "metadata.ownerReferences");
-      current != nullptr && current->is_array()) {
-    for (const json& ref : *current) {
-      if (ref.value("uid", "") == uid) {
-        found = true;
-      } else {
-        refs.push_back(ref);
+  // Read from the API server: the cache may not show this object's owner
+  // reference yet, and this runs once per object.
+  for (int attempt = 1;; ++attempt) {
+    const bool last = attempt == kMirrorWriteAttempts;
+    auto existing = api_.get(kinds::kSecret, {ns, name});
+    if (!existing.ok()) {
+      return kube::isNotFound(existing.status()) ? absl::OkStatus() : existing.status();
+    }
+    if (!kube::meta::labels(*existing).contains(str(api::kLabelMirrored))) {
+      return absl::OkStatus();
+    }
+    json refs = json::array();
+    bool found = false;
+    if (const json* current = kube::fieldAt(*existing, "metadata.ownerReferences");
+        current != nullptr && current->is_array()) {
+      for (const json& ref : *current) {
+        if (ref.value("uid", "") == uid) {
+          found = true;
+        } else {
+          refs.push_back(ref);
+        }
       }
     }
-  }
-  if (!found) {
-    return absl::OkStatus();
-  }
-  if (refs.empty()) {
-    kube::DeleteOptions options;
-    options.preconditions.uid = kube::meta::uid(*existing);
-    absl::Status removed = api_.remove(kinds::kSecret, {ns, name}, options);
-    if (removed.ok()) {
-      events_.event(object, kube::EventType::kNormal, "MirrorRemoved", "Mirror",
-                    "credential mirror " + name + " deleted: no object uses it any more");
+    if (!found) {
+      return absl::OkStatus();
     }
-    return kube::isNotFound(removed) ? absl::OkStatus() : removed;
+    absl::Status written;
+    if (refs.empty()) {
+      // Guarded by the resourceVersion: an owner added since is kept.
+      kube::DeleteOptions options;
+      options.preconditions.uid = kube::meta::uid(*existing);
+      options.preconditions.resource_version = kube::meta::resourceVersion(*existing);
+      written = api_.remove(kinds::kSecret, {ns, name}, options);
+      if (written.ok()) {
+        events_.event(object, kube::EventType::kNormal, "MirrorRemoved", "Mirror",
+                      "credential mirror " + name + " deleted: no object uses it any more");
+      }
+    } else {
+      json updated = *existing;
+      updated["metadata"]["ownerReferences"] = refs;
+      written = api_.update(updated).status();
+    }
+    if (written.ok() || kube::isNotFound(written)) {
+      return absl::OkStatus();
+    }
+    if (!kube::isConflict(written) || last) {
+      return written;
+    }
   }
-  json updated = *existing;
-  updated["metadata"]["ownerReferences"] = refs;
-  auto written = api_.update(updated);
-  return written.ok() || kube::isNotFound(written.status()) ? absl::OkStatus() : written.status();
 }
 
 } // namespace captf::controllers

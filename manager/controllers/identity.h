@@ -50,6 +50,9 @@ absl::StatusOr<bool> namespaceAllowed(const nlohmann::json& allowed_namespaces,
                                       const std::string& ns,
                                       const nlohmann::json& namespace_labels);
 
+// How often a write of the shared mirror is tried when it loses a race.
+inline constexpr int kMirrorWriteAttempts = 5;
+
 class IdentityResolver {
 public:
   // `cached` reads identities and mirrors, `api` reads the source Secret and
@@ -65,6 +68,9 @@ public:
 
   // Final cleanup (§11.12): removes `object` from its namespace's mirror
   // owners; deletes the mirror when no owner is left (event MirrorRemoved).
+  // Both write the one mirror every object of the namespace shares. A lost
+  // race (Conflict) reads the API server's copy and tries again,
+  // kMirrorWriteAttempts times in all; resolve's first read is the cache's.
   absl::Status release(const nlohmann::json& object, const std::string& identity);
 
 private:

@@ -42,41 +42,86 @@ const json kRoleRef = {
 
 } // namespace
 
-absl::StatusOr<std::set<std::string>> RunnerRbac::serviceAccountsInUse(const std::string& ns) {
-  std::set<std::string> accounts;
-  kube::ListOptions options;
-  options.ns = ns;
-  auto clusters = cached_.list(kinds::kTerraformCluster, options);
-  if (!clusters.ok()) {
-    return clusters.status();
+namespace {
+
+constexpr char kRunsAs[] = "runs-as/";
+constexpr char kLends[] = "lends/";
+constexpr char kInherits[] = "inherits";
+
+// Drops `prefix` from the front of `text` when it is there.
+bool consume(std::string_view& text, std::string_view prefix) {
+  if (!text.starts_with(prefix)) {
+    return false;
   }
-  // Machines and pools fall back to their cluster's defaults; a machine or
-  // pool whose cluster cannot be resolved keeps every cluster default.
-  std::set<std::string> defaults;
-  for (const json& cluster : clusters->items) {
-    const json spec = cluster.value("spec", json::object());
-    const std::string own = serviceAccountOf(spec.value("jobs", json()));
-    accounts.insert(own.empty() ? std::string(kRunnerName) : own);
-    const std::string inherited =
-        serviceAccountOf(spec.value("defaults", json::object()).value("jobs", json()));
-    defaults.insert(inherited.empty() ? std::string(kRunnerName) : inherited);
+  text.remove_prefix(prefix.size());
+  return true;
+}
+
+std::string orRunner(std::string account) {
+  return account.empty() ? std::string(kRunnerName) : account;
+}
+
+std::vector<std::string> clusterAccounts(const json& cluster) {
+  const std::string prefix = kube::meta::ns(cluster) + "/";
+  const json spec = cluster.value("spec", json::object());
+  return {
+      prefix + kRunsAs + orRunner(serviceAccountOf(spec.value("jobs", json()))),
+      prefix + kLends +
+          orRunner(serviceAccountOf(spec.value("defaults", json::object()).value("jobs", json())))};
+}
+
+std::vector<std::string> workloadAccounts(const json& object) {
+  const std::string prefix = kube::meta::ns(object) + "/";
+  const std::string own =
+      serviceAccountOf(object.value("spec", json::object()).value("jobs", json()));
+  return {own.empty() ? prefix + kInherits : prefix + kRunsAs + own};
+}
+
+} // namespace
+
+absl::Status addRunnerAccountsIndex(kube::Cache& cache) {
+  if (absl::Status added =
+          cache.addIndex(kinds::kTerraformCluster, kRunnerAccountsIndex, clusterAccounts);
+      !added.ok()) {
+    return added;
   }
   for (const auto* gvk : {&kinds::kTerraformMachine, &kinds::kTerraformMachinePool}) {
-    auto objects = cached_.list(*gvk, options);
-    if (!objects.ok()) {
-      return objects.status();
+    if (absl::Status added = cache.addIndex(*gvk, kRunnerAccountsIndex, workloadAccounts);
+        !added.ok()) {
+      return added;
     }
-    for (const json& object : objects->items) {
-      const std::string own =
-          serviceAccountOf(object.value("spec", json::object()).value("jobs", json()));
-      if (!own.empty()) {
-        accounts.insert(own);
-      } else if (defaults.empty()) {
-        accounts.insert(kRunnerName);
-      } else {
-        accounts.insert(defaults.begin(), defaults.end());
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::set<std::string>> runnerAccountsInUse(kube::Cache& cache,
+                                                          const std::string& ns) {
+  const std::string prefix = ns + "/";
+  std::set<std::string> accounts;
+  std::set<std::string> defaults;
+  bool inherits = false;
+  for (const auto* gvk :
+       {&kinds::kTerraformCluster, &kinds::kTerraformMachine, &kinds::kTerraformMachinePool}) {
+    auto values = cache.indexValues(*gvk, kRunnerAccountsIndex, prefix);
+    if (!values.ok()) {
+      return values.status();
+    }
+    for (const std::string& value : *values) {
+      std::string_view rest = std::string_view(value).substr(prefix.size());
+      if (consume(rest, kRunsAs)) {
+        accounts.emplace(rest);
+      } else if (consume(rest, kLends)) {
+        defaults.emplace(rest);
+      } else if (rest == kInherits) {
+        inherits = true;
       }
     }
+  }
+  if (inherits) {
+    if (defaults.empty()) {
+      accounts.insert(kRunnerName);
+    }
+    accounts.insert(defaults.begin(), defaults.end());
   }
   return accounts;
 }
@@ -96,7 +141,7 @@ ConditionResult RunnerRbac::ensure(const std::string& ns, const std::string& ser
                   "ServiceAccount " + sa + " must exist and carry label captf.io/runner=true");
     }
   } else {
-    auto existing = cached_.get(kinds::kServiceAccount, {ns, sa});
+    auto existing = cache_.get(kinds::kServiceAccount, {ns, sa});
     if (!existing.ok()) {
       if (!kube::isNotFound(existing.status())) {
         transient = existing.status();
@@ -117,7 +162,7 @@ ConditionResult RunnerRbac::ensure(const std::string& ns, const std::string& ser
     }
   }
 
-  auto accounts = serviceAccountsInUse(ns);
+  auto accounts = runnerAccountsInUse(cache_, ns);
   if (!accounts.ok()) {
     transient = accounts.status();
     return cond("False", api::conditions::kReasonRbacFailed, "listing objects failed");
@@ -143,7 +188,7 @@ ConditionResult RunnerRbac::ensure(const std::string& ns, const std::string& ser
        {{"name", kRunnerName}, {"namespace", ns}, {"labels", {{str(api::kLabelManaged), "true"}}}}},
       {"roleRef", kRoleRef},
       {"subjects", subjects}};
-  auto existing = cached_.get(kinds::kRoleBinding, {ns, kRunnerName});
+  auto existing = cache_.get(kinds::kRoleBinding, {ns, kRunnerName});
   if (!existing.ok() && !kube::isNotFound(existing.status())) {
     transient = existing.status();
     return cond("False", api::conditions::kReasonRbacFailed, "reading RoleBinding failed");

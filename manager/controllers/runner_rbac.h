@@ -12,17 +12,35 @@
 #include <nlohmann/json.hpp>
 
 #include "manager/controllers/identity.h"
+#include "manager/kube/cache.h"
 #include "manager/kube/client.h"
 
 namespace captf::controllers {
 
 inline constexpr char kRunnerName[] = "captf-runner";
 
+// The cache index behind runnerAccountsInUse: each TerraformCluster,
+// TerraformMachine and TerraformMachinePool is found under
+// "<ns>/runs-as/<account>" (its own spec.jobs.serviceAccountName, or
+// captf-runner), a cluster also under "<ns>/lends/<account>" (its
+// spec.defaults.jobs.serviceAccountName, or captf-runner), and a machine or
+// pool without an account of its own under "<ns>/inherits".
+inline constexpr char kRunnerAccountsIndex[] = "captf.io/runner-accounts";
+absl::Status addRunnerAccountsIndex(kube::Cache& cache);
+
+// The effective ServiceAccounts of every Terraform* object in `ns` (§20.2;
+// TerraformClusters and, through their clusters' defaults, machines and
+// pools; a machine or pool whose cluster cannot be resolved keeps every
+// cluster default). Contains captf-runner when any default is in use.
+// Costs the number of distinct accounts in use, not the number of objects.
+absl::StatusOr<std::set<std::string>> runnerAccountsInUse(kube::Cache& cache,
+                                                          const std::string& ns);
+
 class RunnerRbac {
 public:
-  // `cached` reads managed ServiceAccounts, RoleBindings and the workload
-  // objects; `api` reads custom ServiceAccounts and writes.
-  RunnerRbac(kube::Client& cached, kube::Client& api) : cached_(cached), api_(api) {}
+  // `cache` reads managed ServiceAccounts, RoleBindings and the index of
+  // accounts in use; `api` reads custom ServiceAccounts and writes.
+  RunnerRbac(kube::Cache& cache, kube::Client& api) : cache_(cache), api_(api) {}
 
   // Ensures the RBAC for an object running as `service_account` in `ns`.
   // The result's status is the RunnerRBACReady condition; a non-OK
@@ -30,14 +48,8 @@ public:
   ConditionResult ensure(const std::string& ns, const std::string& service_account,
                          absl::Status& transient);
 
-  // The effective ServiceAccounts of every Terraform* object in `ns`
-  // (§20.2; TerraformClusters and, through their clusters' defaults,
-  // machines and pools). Always contains captf-runner when any default is
-  // in use.
-  absl::StatusOr<std::set<std::string>> serviceAccountsInUse(const std::string& ns);
-
 private:
-  kube::Client& cached_;
+  kube::Cache& cache_;
   kube::Client& api_;
 };
 

@@ -3,6 +3,7 @@
 #include "manager/api/keys.h"
 #include "manager/controllers/kinds.h"
 #include "manager/controllers/metrics.h"
+#include "manager/controllers/runner_rbac.h"
 #include "manager/controllers/sweep.h"
 #include "manager/controllers/terraform_cluster_controller.h"
 #include "manager/kube/selector.h"
@@ -17,14 +18,49 @@ std::string str(std::string_view s) {
   return std::string(s);
 }
 
+// The second cache of §10 "Caches": ConfigMaps and Secrets labeled
+// captf.io/variables=true, data stripped, watched only to wake the objects
+// whose spec.variablesFrom names them (the reconciler reads their content
+// from the API server).
+constexpr char kVariablesSourcesIndex[] = "captf.io/variables-sources";
+
+std::string sourceKey(const std::string& ns, std::string_view kind, const std::string& name) {
+  return ns + "/" + std::string(kind) + "/" + name;
+}
+
+std::vector<std::string> variablesSourcesOf(const json& object) {
+  std::vector<std::string> keys;
+  const json* sources = kube::fieldAt(object, "spec.variablesFrom");
+  if (sources == nullptr || !sources->is_array()) {
+    return keys;
+  }
+  for (const json& source : *sources) {
+    for (const auto& [field, kind] :
+         {std::pair{"configMapRef", "ConfigMap"}, std::pair{"secretRef", "Secret"}}) {
+      const json* name = kube::fieldAt(source, std::string(field) + ".name");
+      if (name != nullptr && name->is_string()) {
+        keys.push_back(sourceKey(kube::meta::ns(object), kind, name->get<std::string>()));
+      }
+    }
+  }
+  return keys;
+}
+
+void stripData(json& object) {
+  kube::stripManagedFields(object);
+  for (const char* field : {"data", "binaryData", "stringData"}) {
+    object.erase(field);
+  }
+}
+
 class ControllersImpl final : public Controllers {
 public:
   ControllersImpl(kube::Manager& manager, const ControllerSettings& settings,
                   const std::string& version, const std::string& commit,
                   std::shared_ptr<spdlog::logger> logger)
       : settings_(settings), metrics_(manager.metrics(), version, commit),
-        cluster_(ReconcilerDeps{manager.client(), manager.apiClient(), manager.eventRecorder(),
-                                manager.clock(), metrics_, settings_}),
+        cluster_(ReconcilerDeps{manager.cache(), manager.client(), manager.apiClient(),
+                                manager.eventRecorder(), manager.clock(), metrics_, settings_}),
         sweep_(manager.apiClient(), manager.clock(), settings.watch_namespace, settings.sync_period,
                std::move(logger)) {}
 
@@ -32,6 +68,7 @@ public:
   CaptfMetrics metrics_;
   TerraformClusterReconciler cluster_;
   OrphanSweep sweep_;
+  std::vector<std::unique_ptr<kube::SharedInformer>> variables_sources_;
 };
 
 } // namespace
@@ -49,9 +86,11 @@ absl::StatusOr<std::unique_ptr<Controllers>>
 setupControllers(kube::Manager& manager, const ControllerSettings& settings,
                  const std::string& version, const std::string& commit,
                  std::shared_ptr<spdlog::logger> logger) {
-  auto controllers =
-      std::make_unique<ControllersImpl>(manager, settings, version, commit, std::move(logger));
+  auto controllers = std::make_unique<ControllersImpl>(manager, settings, version, commit, logger);
   kube::Cache& cache = manager.cache();
+  if (absl::Status indexed = addRunnerAccountsIndex(cache); !indexed.ok()) {
+    return indexed;
+  }
 
   auto clusters = cache.informerFor(kinds::kTerraformCluster);
   auto jobs = cache.informerFor(kinds::kJob);
@@ -114,6 +153,41 @@ setupControllers(kube::Manager& manager, const ControllerSettings& settings,
     }
     return requests;
   });
+  // A labeled variablesFrom source wakes every TerraformCluster naming it.
+  if (absl::Status indexed =
+          cache.addIndex(kinds::kTerraformCluster, kVariablesSourcesIndex, variablesSourcesOf);
+      !indexed.ok()) {
+    return indexed;
+  }
+  for (const auto* gvk : {&kinds::kConfigMap, &kinds::kSecret}) {
+    kube::ListOptions scope;
+    scope.ns = settings.watch_namespace;
+    scope.label_selector = str(api::kLabelVariables) + "=true";
+    kube::InformerOptions informer_options;
+    informer_options.transform = stripData;
+    auto& informer =
+        controllers->variables_sources_.emplace_back(std::make_unique<kube::SharedInformer>(
+            *gvk, std::make_unique<kube::ApiListerWatcher>(manager.apiClient(), *gvk, scope),
+            manager.clock(), std::move(informer_options), logger));
+    controller.watchMapped(*informer, [cache_ptr, kind = gvk->kind](const json& source) {
+      std::vector<kube::Request> requests;
+      auto referencing =
+          cache_ptr->byIndex(kinds::kTerraformCluster, kVariablesSourcesIndex,
+                             sourceKey(kube::meta::ns(source), kind, kube::meta::name(source)));
+      if (referencing.ok()) {
+        for (const json& tc : *referencing) {
+          requests.push_back(kube::meta::key(tc));
+        }
+      }
+      return requests;
+    });
+    kube::SharedInformer* raw = informer.get();
+    manager.add(std::make_unique<kube::RunnableFunc>([raw](std::stop_token stop) {
+                  raw->run(std::move(stop));
+                  return absl::OkStatus();
+                }),
+                kube::NeedLeaderElection::kYes);
+  }
   OrphanSweep* sweep = &controllers->sweep_;
   manager.add(std::make_unique<kube::RunnableFunc>(
                   [sweep](std::stop_token stop) { return sweep->run(std::move(stop)); }),

@@ -1,7 +1,8 @@
 #pragma once
 
-// Wires the reconcilers into a kube::Manager: cache scoping (§10 "Caches"),
-// controllers with their watches and concurrency, the captf_* metrics.
+// Wires the reconcilers into a kube::Manager: cache scoping and the second
+// cache of labeled variablesFrom sources (§10 "Caches"), controllers with
+// their watches and concurrency, the captf_* metrics.
 
 #include <memory>
 #include <string>

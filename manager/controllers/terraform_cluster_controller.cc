@@ -119,23 +119,22 @@ struct TerraformClusterReconciler::Pass {
   lifecycle::Decision decision;
   kube::Result result;
   absl::Status error; // returned after the status patch
+  // The API server's status of the object is newer than the cached one
+  // the pass decided on (runJob checks before creating a Job).
+  bool stale = false;
+
+  // Counter increments and histogram observations, made after the status
+  // patch (§8: failure counters count transitions, and a transition counts
+  // when its status lands).
+  std::vector<std::pair<kube::Counter*, double>> counts;
+  std::vector<std::pair<kube::Histogram*, double>> observations;
 };
 
 TerraformClusterReconciler::TerraformClusterReconciler(ReconcilerDeps deps)
     : deps_(deps), identity_(deps.cached, deps.api, deps.events, deps.metrics),
-      rbac_(deps.cached, deps.api) {}
+      rbac_(deps.cache, deps.api) {}
 
 TerraformClusterReconciler::~TerraformClusterReconciler() = default;
-
-bool TerraformClusterReconciler::firstCount(const std::string& key) {
-  std::lock_guard lock(counted_mu_);
-  return counted_.insert(key).second;
-}
-
-void TerraformClusterReconciler::counted(const std::string& key) {
-  std::lock_guard lock(counted_mu_);
-  counted_.erase(key);
-}
 
 void TerraformClusterReconciler::event(const Pass& pass, kube::EventType type,
                                        std::string_view reason, const std::string& note) {
@@ -154,6 +153,14 @@ bool set(TerraformClusterReconciler::Pass& pass, std::string_view type, Conditio
 bool set(TerraformClusterReconciler::Pass& pass, std::string_view type,
          const ConditionResult& result) {
   return set(pass, type, toStatus(result.status), result.reason, result.message);
+}
+
+void count(TerraformClusterReconciler::Pass& pass, kube::Counter& counter, double delta = 1) {
+  pass.counts.emplace_back(&counter, delta);
+}
+
+void observe(TerraformClusterReconciler::Pass& pass, kube::Histogram& histogram, double value) {
+  pass.observations.emplace_back(&histogram, value);
 }
 
 // The provisioned latch (§15.1): initialization.provisioned once true.
@@ -246,6 +253,10 @@ TerraformClusterReconciler::reconcile(const kube::ReconcileContext& ctx,
   if (!status.ok() && pass.error.ok()) {
     pass.error = status;
   }
+  if (pass.stale) {
+    // Nothing decided from the stale copy is written.
+    return kube::Result{.requeue_after = kube::Duration::zero(), .requeue = true};
+  }
   if (patch) {
     summarize(pass);
     absl::Status patched =
@@ -263,7 +274,16 @@ TerraformClusterReconciler::reconcile(const kube::ReconcileContext& ctx,
       if (!marked.ok() && !kube::isNotFound(marked)) {
         return marked;
       }
-      counted(pass.id.ns + "/" + job);
+    }
+  }
+  // The pass's counts land with its status: a pass whose status patch (or
+  // bookkept mark) failed is run again, and counts then, once.
+  if (patch || status.ok()) {
+    for (const auto& [counter, delta] : pass.counts) {
+      counter->inc(delta);
+    }
+    for (const auto& [histogram, value] : pass.observations) {
+      histogram->observe(value);
     }
   }
   if (!pass.error.ok()) {
@@ -362,6 +382,15 @@ absl::Status TerraformClusterReconciler::reconcileJobs(Pass& pass) {
     if (run.record.outcome == lifecycle::JobOutcome::kActive || run.bookkept) {
       continue;
     }
+    // The cache may not show yet the mark a pass wrote a moment ago: the API
+    // server's copy decides, so a Job is bookkept (Events, metrics) once.
+    auto live = deps_.api.get(kinds::kJob, {pass.id.ns, run.record.name});
+    if (!live.ok() && !kube::isNotFound(live.status())) {
+      return live.status();
+    }
+    if (live.ok() && kube::meta::annotations(*live).contains(str(api::kAnnotationBookkept))) {
+      continue;
+    }
     if (absl::Status s = bookkeep(pass, i); !s.ok()) {
       return s;
     }
@@ -397,8 +426,6 @@ absl::Status TerraformClusterReconciler::bookkeep(Pass& pass, size_t index) {
   const std::string& name = run.record.name;
   const api::Operation op = run.record.operation;
   const std::string op_name = str(api::enumName(op));
-  // Status and Events are rebuilt on every bookkeeping; metrics count once.
-  const bool count = firstCount(pass.id.ns + "/" + name);
   auto pod = podOfJob(deps_.cached, pass.id.ns, name);
   if (!pod.ok()) {
     return pod.status();
@@ -515,9 +542,7 @@ absl::Status TerraformClusterReconciler::bookkeep(Pass& pass, size_t index) {
           !s.ok()) {
         return s;
       }
-      if (count) {
-        deps_.metrics.destructive_plan_approvals_consumed_total.withLabels({str(kKind)}).inc();
-      }
+      count(pass, deps_.metrics.destructive_plan_approvals_consumed_total.withLabels({str(kKind)}));
       event(pass, kube::EventType::kNormal, "DestructivePlanApprovalConsumed",
             "the approval of inputs " + run.record.inputs_hash + " was used and removed");
     }
@@ -531,9 +556,7 @@ absl::Status TerraformClusterReconciler::bookkeep(Pass& pass, size_t index) {
         }
       }
       pass.status.plan.reset();
-      if (count) {
-        deps_.metrics.plan_approvals_total.withLabels({str(kKind), "approved"}).inc();
-      }
+      count(pass, deps_.metrics.plan_approvals_total.withLabels({str(kKind), "approved"}));
       event(pass, kube::EventType::kNormal, "PlanApplied",
             "approved plan " + run.record.approved_plan + " applied");
     }
@@ -629,9 +652,7 @@ absl::Status TerraformClusterReconciler::bookkeep(Pass& pass, size_t index) {
         set(pass, cond::kApplyJobSucceeded, ConditionStatus::kUnknown, cond::kReasonPlanChanged,
             planChangedMessage(pass.id, plan.plan_hash));
       }
-      if (count) {
-        deps_.metrics.plan_approvals_total.withLabels({str(kKind), "changed"}).inc();
-      }
+      count(pass, deps_.metrics.plan_approvals_total.withLabels({str(kKind), "changed"}));
       event(pass, kube::EventType::kWarning, "PlanChanged",
             "Job " + name + " planned different changes than approved");
     } else {
@@ -669,13 +690,13 @@ absl::Status TerraformClusterReconciler::bookkeep(Pass& pass, size_t index) {
               "Job " + name + " found drift " + counts);
           event(pass, kube::EventType::kWarning, "DriftDetected",
                 "Job " + name + " found drift " + counts);
-          if (d && count) {
-            deps_.metrics.drift_resources_total.withLabels({str(kKind), "add"})
-                .inc(d->add.value_or(0));
-            deps_.metrics.drift_resources_total.withLabels({str(kKind), "change"})
-                .inc(d->change.value_or(0));
-            deps_.metrics.drift_resources_total.withLabels({str(kKind), "destroy"})
-                .inc(d->destroy.value_or(0));
+          if (d) {
+            count(pass, deps_.metrics.drift_resources_total.withLabels({str(kKind), "add"}),
+                  d->add.value_or(0));
+            count(pass, deps_.metrics.drift_resources_total.withLabels({str(kKind), "change"}),
+                  d->change.value_or(0));
+            count(pass, deps_.metrics.drift_resources_total.withLabels({str(kKind), "destroy"}),
+                  d->destroy.value_or(0));
           }
         } else {
           if (set(pass, cond::kDriftDetected, ConditionStatus::kFalse, cond::kReasonNoDrift,
@@ -698,16 +719,12 @@ absl::Status TerraformClusterReconciler::bookkeep(Pass& pass, size_t index) {
     if (outcome == workspace::RunOutcome::kSucceeded) {
       set(pass, cond::kRestoreJobSucceeded, ConditionStatus::kTrue, cond::kReasonStateRestored, "");
       event(pass, kube::EventType::kNormal, "StateRestored", "Job " + name + " restored state");
-      if (count) {
-        deps_.metrics.state_restores_total.withLabels({str(kKind), "succeeded"}).inc();
-      }
+      count(pass, deps_.metrics.state_restores_total.withLabels({str(kKind), "succeeded"}));
     } else {
       set(pass, cond::kRestoreJobSucceeded, ConditionStatus::kFalse, cond::kReasonRestoreFailed,
           "Job " + name + " failed" + (summary.empty() ? std::string() : ": " + summary));
       event(pass, kube::EventType::kWarning, "StateRestoreFailed", "Job " + name + " failed");
-      if (count) {
-        deps_.metrics.state_restores_total.withLabels({str(kKind), "failed"}).inc();
-      }
+      count(pass, deps_.metrics.state_restores_total.withLabels({str(kKind), "failed"}));
     }
     break;
   }
@@ -717,52 +734,50 @@ absl::Status TerraformClusterReconciler::bookkeep(Pass& pass, size_t index) {
   if (deadline && outcome != workspace::RunOutcome::kSucceeded) {
     result = "deadline";
   }
-  if (count) {
-    deps_.metrics.jobs_total.withLabels({str(kKind), op_name, result}).inc();
-  }
+  count(pass, deps_.metrics.jobs_total.withLabels({str(kKind), op_name, result}));
   const json* created = kube::fieldAt(run.job, "metadata.creationTimestamp");
   const json* completed = kube::fieldAt(run.job, "status.completionTime");
-  if (count && created != nullptr && created->is_string()) {
+  if (created != nullptr && created->is_string()) {
     auto start = kube::parseTime(created->get<std::string>());
     auto end = completed != nullptr && completed->is_string()
                    ? kube::parseTime(completed->get<std::string>())
                    : absl::StatusOr<kube::WallTime>(pass.wall);
     if (start.ok() && end.ok()) {
-      deps_.metrics.job_duration_seconds.withLabels({str(kKind), op_name, result})
-          .observe(std::chrono::duration<double>(*end - *start).count());
+      observe(pass, deps_.metrics.job_duration_seconds.withLabels({str(kKind), op_name, result}),
+              std::chrono::duration<double>(*end - *start).count());
       if (pod->has_value()) {
         if (auto started = containerStartTime(**pod, kSourceContainer)) {
-          deps_.metrics.job_queue_seconds.withLabels({str(kKind), op_name})
-              .observe(std::chrono::duration<double>(*started - *start).count());
+          observe(pass, deps_.metrics.job_queue_seconds.withLabels({str(kKind), op_name}),
+                  std::chrono::duration<double>(*started - *start).count());
         }
       }
     }
   }
   for (const api::RunStep& step : last_run.steps) {
-    if (count && step.duration_milliseconds) {
-      deps_.metrics.job_step_duration_seconds.withLabels({str(kKind), op_name, step.name})
-          .observe(static_cast<double>(*step.duration_milliseconds) / 1000.0);
+    if (step.duration_milliseconds) {
+      observe(pass,
+              deps_.metrics.job_step_duration_seconds.withLabels({str(kKind), op_name, step.name}),
+              static_cast<double>(*step.duration_milliseconds) / 1000.0);
     }
   }
-  if (count && parsed && parsed->changes) {
+  if (parsed && parsed->changes) {
     const auto& c = *parsed->changes;
-    deps_.metrics.resources_changed_total.withLabels({str(kKind), op_name, "add"}).inc(c.add());
-    deps_.metrics.resources_changed_total.withLabels({str(kKind), op_name, "change"})
-        .inc(c.change());
-    deps_.metrics.resources_changed_total.withLabels({str(kKind), op_name, "destroy"})
-        .inc(c.destroy());
-    deps_.metrics.resources_changed_total.withLabels({str(kKind), op_name, "import"})
-        .inc(c.import());
+    count(pass, deps_.metrics.resources_changed_total.withLabels({str(kKind), op_name, "add"}),
+          c.add());
+    count(pass, deps_.metrics.resources_changed_total.withLabels({str(kKind), op_name, "change"}),
+          c.change());
+    count(pass, deps_.metrics.resources_changed_total.withLabels({str(kKind), op_name, "destroy"}),
+          c.destroy());
+    count(pass, deps_.metrics.resources_changed_total.withLabels({str(kKind), op_name, "import"}),
+          c.import());
   }
   if (outcome == workspace::RunOutcome::kSucceeded) {
     std::vector<lifecycle::JobRecord> records;
     for (const RunJob& r : pass.jobs) {
       records.push_back(r.record);
     }
-    if (count) {
-      deps_.metrics.job_attempts.withLabels({str(kKind), op_name})
-          .observe(1 + lifecycle::consecutiveFailures(records, op));
-    }
+    observe(pass, deps_.metrics.job_attempts.withLabels({str(kKind), op_name}),
+            1 + lifecycle::consecutiveFailures(records, op));
     deps_.metrics.last_success_timestamp_seconds
         .withLabels({str(kKind), pass.id.ns, pass.id.name, op_name})
         .set(static_cast<double>(
@@ -779,9 +794,7 @@ absl::Status TerraformClusterReconciler::bookkeep(Pass& pass, size_t index) {
                                                  : std::string("unknown"));
     const std::string step =
         last_run.error && last_run.error->step ? *last_run.error->step : std::string("none");
-    if (count) {
-      deps_.metrics.job_errors_total.withLabels({str(kKind), op_name, error_kind, step}).inc();
-    }
+    count(pass, deps_.metrics.job_errors_total.withLabels({str(kKind), op_name, error_kind, step}));
     if (deadline) {
       event(pass, kube::EventType::kWarning, "JobDeadlineExceeded",
             op_name + " Job " + name + " hit its deadline");
@@ -968,9 +981,8 @@ absl::Status TerraformClusterReconciler::reconcileState(Pass& pass) {
                                   : workspace::stateMessage(pass.verdict, pass.state, pass.suffix);
   if (set(pass, cond::kStateReadable, status, reason, message) &&
       status == ConditionStatus::kFalse) {
-    deps_.metrics.state_read_errors_total
-        .withLabels({str(kKind), str(workspace::stateMetricReason(pass.verdict))})
-        .inc();
+    count(pass, deps_.metrics.state_read_errors_total.withLabels(
+                    {str(kKind), str(workspace::stateMetricReason(pass.verdict))}));
     event(pass, kube::EventType::kWarning, workspace::stateEventReason(pass.verdict), message);
   }
   if (pass.verdict == workspace::StateVerdict::kRead) {
@@ -1013,7 +1025,8 @@ absl::Status TerraformClusterReconciler::reconcileBackups(Pass& pass) {
         break;
       }
     }
-    deps_.metrics.state_backups_total.withLabels({str(kKind), ok ? "taken" : "skipped"}).inc();
+    count(pass,
+          deps_.metrics.state_backups_total.withLabels({str(kKind), ok ? "taken" : "skipped"}));
     if (ok) {
       event(pass, kube::EventType::kNormal, "StateBackedUp",
             "state serial " + std::to_string(pass.state.summary.serial) + " backed up");
@@ -1023,14 +1036,14 @@ absl::Status TerraformClusterReconciler::reconcileBackups(Pass& pass) {
       }
     }
   } else if (decision == workspace::BackupDecision::kStateUnusable) {
-    deps_.metrics.state_backups_total.withLabels({str(kKind), "skipped"}).inc();
+    count(pass, deps_.metrics.state_backups_total.withLabels({str(kKind), "skipped"}));
   }
   for (const std::string& name : workspace::backupsToPrune(sets, deps_.settings.state_backups)) {
     absl::Status removed = deps_.api.remove(kinds::kSecret, {pass.id.ns, name});
     if (!removed.ok() && !kube::isNotFound(removed)) {
       return removed;
     }
-    deps_.metrics.state_backups_total.withLabels({str(kKind), "pruned"}).inc();
+    count(pass, deps_.metrics.state_backups_total.withLabels({str(kKind), "pruned"}));
   }
   pass.status.state_backups = workspace::statusBackups(sets);
   return absl::OkStatus();
@@ -1148,9 +1161,8 @@ absl::Status TerraformClusterReconciler::reconcileOutputs(Pass& pass) {
   if (set(pass, cond::kOutputsValid, outputs_status, workspace::outputsReason(pass.outputs.verdict),
           pass.outputs.message) &&
       outputs_status == ConditionStatus::kFalse) {
-    deps_.metrics.outputs_invalid_total
-        .withLabels({str(kKind), str(workspace::outputsReason(pass.outputs.verdict))})
-        .inc();
+    count(pass, deps_.metrics.outputs_invalid_total.withLabels(
+                    {str(kKind), str(workspace::outputsReason(pass.outputs.verdict))}));
     event(pass, kube::EventType::kWarning, "OutputsInvalid", pass.outputs.message);
   }
   if (!latched && workspace::clusterProvisioned(!pass.state.inputs_hash.empty(), pass.outputs)) {
@@ -1343,9 +1355,8 @@ absl::Status TerraformClusterReconciler::decideAndRun(Pass& pass) {
     pass.status.plan.reset();
   }
   const lifecycle::Decision& d = pass.decision;
-  deps_.metrics.reconcile_op_decisions_total
-      .withLabels({str(kKind), str(lifecycle::opLabel(d)), str(lifecycle::reasonName(d))})
-      .inc();
+  count(pass, deps_.metrics.reconcile_op_decisions_total.withLabels(
+                  {str(kKind), str(lifecycle::opLabel(d)), str(lifecycle::reasonName(d))}));
   if (d.requeue_after) {
     pass.result.requeue_after = *d.requeue_after;
   }
@@ -1361,7 +1372,7 @@ absl::Status TerraformClusterReconciler::decideAndRun(Pass& pass) {
     if (set(pass, cond::kRestoreJobSucceeded, ConditionStatus::kFalse,
             cond::kReasonRestoreBackupNotFound,
             "captf.io/restore-state names no complete backup")) {
-      deps_.metrics.state_restores_total.withLabels({str(kKind), "not_found"}).inc();
+      count(pass, deps_.metrics.state_restores_total.withLabels({str(kKind), "not_found"}));
     }
     break;
   case lifecycle::Hold::kPlanAwaitingApproval:
@@ -1466,24 +1477,21 @@ absl::Status TerraformClusterReconciler::runJob(Pass& pass) {
                   [&](const RunJob& run) { return run.record.name == job_name; })) {
     return absl::OkStatus();
   }
+  // The decision came from the cached object's status, and a Job cannot be
+  // taken back: the API server's status must be the one decided on. When
+  // it moved on (the previous pass's status patch, not in the cache yet,
+  // e.g. a status.plan that would otherwise be planned again), the pass
+  // ends without writing and runs again.
+  auto live = deps_.api.get(kinds::kTerraformCluster, {pass.id.ns, pass.id.name});
+  if (!live.ok()) {
+    return kube::isNotFound(live.status()) ? absl::OkStatus() : live.status();
+  }
+  if (live->value("status", json()) != pass.object.value("status", json())) {
+    pass.stale = true;
+    return absl::OkStatus();
+  }
 
   // Leases (§11.9).
-  std::map<std::string, lifecycle::HolderState> job_states;
-  {
-    kube::ListOptions options;
-    options.ns = pass.id.ns;
-    options.label_selector = str(api::kLabelManaged) + "=true";
-    auto jobs = deps_.cached.list(kinds::kJob, options);
-    if (!jobs.ok()) {
-      return jobs.status();
-    }
-    for (const json& job : jobs->items) {
-      auto record = lifecycle::jobRecordFromJob(job);
-      const bool live = !record.ok() || record->outcome == lifecycle::JobOutcome::kActive;
-      job_states[kube::meta::name(job)] =
-          live ? lifecycle::HolderState::kLive : lifecycle::HolderState::kFinished;
-    }
-  }
   lifecycle::LeaseRequest lease;
   lease.kind = lifecycle::LeaseKind::kRun;
   lease.object = pass.id;
@@ -1497,14 +1505,15 @@ absl::Status TerraformClusterReconciler::runJob(Pass& pass) {
       : op == api::Operation::kRestore                               ? cond::kRestoreJobSucceeded
                                                                      : cond::kApplyJobSucceeded;
   std::string holder;
-  auto verdict = takeLease(deps_.api, lease, lifecycle::runLeaseName(pass.id), job_states, holder);
+  auto verdict =
+      takeLease(deps_.api, deps_.cached, lease, lifecycle::runLeaseName(pass.id), holder);
   if (!verdict.ok()) {
     return verdict.status();
   }
   if (*verdict == lifecycle::LeaseVerdict::kWait) {
     if (set(pass, wait_condition, ConditionStatus::kUnknown, cond::kReasonWaitingForRunLease,
             "the run lease is held by Job " + holder)) {
-      deps_.metrics.lease_waits_total.withLabels({str(kKind), "run_lease"}).inc();
+      count(pass, deps_.metrics.lease_waits_total.withLabels({str(kKind), "run_lease"}));
       event(pass, kube::EventType::kNormal, "WaitingForRunLease",
             "waiting for Job " + holder + " to release the run lease");
     }
@@ -1516,9 +1525,9 @@ absl::Status TerraformClusterReconciler::runJob(Pass& pass) {
     lifecycle::LeaseRequest cluster_lease = lease;
     cluster_lease.kind = lifecycle::LeaseKind::kCluster;
     std::string cluster_holder;
-    auto cluster_verdict = takeLease(deps_.api, cluster_lease,
-                                     lifecycle::clusterLeaseName(pass.id.ns, pass.cluster_name),
-                                     job_states, cluster_holder);
+    auto cluster_verdict =
+        takeLease(deps_.api, deps_.cached, cluster_lease,
+                  lifecycle::clusterLeaseName(pass.id.ns, pass.cluster_name), cluster_holder);
     if (!cluster_verdict.ok()) {
       return cluster_verdict.status();
     }
@@ -1552,7 +1561,7 @@ absl::Status TerraformClusterReconciler::runJob(Pass& pass) {
               cond::kReasonWaitingForMachineOperations,
               std::to_string(dependents) + " machine/pool operations of Cluster " +
                   pass.cluster_name + " are running")) {
-        deps_.metrics.lease_waits_total.withLabels({str(kKind), "machine_operations"}).inc();
+        count(pass, deps_.metrics.lease_waits_total.withLabels({str(kKind), "machine_operations"}));
         event(pass, kube::EventType::kNormal, "WaitingForMachineOperations",
               "waiting for machine and pool operations of Cluster " + pass.cluster_name);
       }
@@ -1617,7 +1626,7 @@ absl::Status TerraformClusterReconciler::runJob(Pass& pass) {
   build.options = d.job;
   if (pass.lock.state == workspace::LockState::kStale) {
     build.force_unlock_id = pass.lock.lock.id;
-    deps_.metrics.lock_force_unlocks_total.withLabels({str(kKind)}).inc();
+    count(pass, deps_.metrics.lock_force_unlocks_total.withLabels({str(kKind)}));
     event(pass, kube::EventType::kWarning, "ForceUnlocked", pass.lock.message);
   }
   build.runner_events = deps_.settings.runner_events == RunnerEvents::kOn;
@@ -1657,7 +1666,7 @@ absl::Status TerraformClusterReconciler::runJob(Pass& pass) {
         op_name + " Job " + job_name + " (attempt " + std::to_string(d.attempt) + ", image " +
             pass.tc.spec.source.image + "): " + why);
   if (d.trigger == lifecycle::Trigger::kInputsChanged) {
-    deps_.metrics.inputs_hash_changes_total.withLabels({str(kKind)}).inc();
+    count(pass, deps_.metrics.inputs_hash_changes_total.withLabels({str(kKind)}));
     event(pass, kube::EventType::kNormal, "InputsChanged",
           "inputs hash " + d.inputs_hash + " differs from the state's " + pass.state.inputs_hash);
   }

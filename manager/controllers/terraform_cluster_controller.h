@@ -12,8 +12,6 @@
 // and Leases to take are read from the API server.
 
 #include <memory>
-#include <mutex>
-#include <set>
 #include <string>
 
 #include <spdlog/logger.h>
@@ -22,6 +20,7 @@
 #include "manager/controllers/metrics.h"
 #include "manager/controllers/options.h"
 #include "manager/controllers/runner_rbac.h"
+#include "manager/kube/cache.h"
 #include "manager/kube/client.h"
 #include "manager/kube/clock.h"
 #include "manager/kube/controller.h"
@@ -30,6 +29,7 @@
 namespace captf::controllers {
 
 struct ReconcilerDeps {
+  kube::Cache& cache;   // the informer cache and its indexes
   kube::Client& cached; // cache reads, API writes
   kube::Client& api;    // straight to the API server
   kube::EventRecorder& events;
@@ -71,19 +71,10 @@ private:
   void summarize(Pass& pass);
   void event(const Pass& pass, kube::EventType type, std::string_view reason,
              const std::string& note);
-  // Whether this is the first bookkeeping of Job `key` (namespace/name) in
-  // this process. A pass whose status patch fails bookkeeps its finished
-  // Jobs again on the retry (captf.io/bookkept follows the patch, §11.1);
-  // their metrics must count once.
-  bool firstCount(const std::string& key);
-  // Forgets `key` once the Job is marked bookkept.
-  void counted(const std::string& key);
 
   ReconcilerDeps deps_;
   IdentityResolver identity_;
   RunnerRbac rbac_;
-  std::mutex counted_mu_;
-  std::set<std::string> counted_; // bookkept Jobs not yet marked
 };
 
 } // namespace captf::controllers

@@ -227,9 +227,26 @@ bool jobDeadlineExceeded(const json& job) {
   });
 }
 
-absl::StatusOr<lifecycle::LeaseVerdict>
-takeLease(kube::Client& api, const lifecycle::LeaseRequest& request, const std::string& name,
-          const std::map<std::string, lifecycle::HolderState>& job_states, std::string& holder) {
+absl::StatusOr<lifecycle::HolderState> holderState(kube::Reader& jobs, const std::string& ns,
+                                                   const std::string& name) {
+  if (name.empty()) {
+    return lifecycle::HolderState::kMissing;
+  }
+  auto job = jobs.get(kinds::kJob, {ns, name});
+  if (!job.ok()) {
+    if (kube::isNotFound(job.status())) {
+      return lifecycle::HolderState::kMissing;
+    }
+    return job.status();
+  }
+  auto record = lifecycle::jobRecordFromJob(*job);
+  const bool live = !record.ok() || record->outcome == lifecycle::JobOutcome::kActive;
+  return live ? lifecycle::HolderState::kLive : lifecycle::HolderState::kFinished;
+}
+
+absl::StatusOr<lifecycle::LeaseVerdict> takeLease(kube::Client& api, kube::Reader& jobs,
+                                                  const lifecycle::LeaseRequest& request,
+                                                  const std::string& name, std::string& holder) {
   const std::string& ns = request.object.ns;
   auto existing = api.get(kinds::kLease, {ns, name});
   if (!existing.ok() && !kube::isNotFound(existing.status())) {
@@ -249,8 +266,11 @@ takeLease(kube::Client& api, const lifecycle::LeaseRequest& request, const std::
     if (auto t = kube::parseTime(acquired); t.ok()) {
       v.acquired_at = api::Time{std::chrono::time_point_cast<std::chrono::seconds>(*t)};
     }
-    const auto state = job_states.find(v.holder);
-    v.holder_state = state == job_states.end() ? lifecycle::HolderState::kMissing : state->second;
+    auto state = holderState(jobs, ns, v.holder);
+    if (!state.ok()) {
+      return state.status();
+    }
+    v.holder_state = *state;
     view = v;
   }
   lifecycle::LeaseVerdict verdict = lifecycle::evaluateLease(view, request.job, request.now);

@@ -6,7 +6,6 @@
 // Jobs and their pods, run Leases and the cluster operation gate. The
 // decisions themselves are pure and live in manager/lifecycle.
 
-#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -75,14 +74,18 @@ std::optional<kube::WallTime> containerStartTime(const nlohmann::json& pod,
 
 // ---- Leases (§11.9) ----------------------------------------------------------
 
+// The state of managed Job `name` as a lease holder: missing when `jobs`
+// has no such Job, live while it runs or cannot be read as a run Job.
+absl::StatusOr<lifecycle::HolderState> holderState(kube::Reader& jobs, const std::string& ns,
+                                                   const std::string& name);
 // Reads the Lease `name`, judges it with lifecycle::evaluateLease for
-// `request.job` (the holder Job's state from `job_states`: name -> live /
-// finished; absent names are missing) and writes it when the verdict allows:
-// create, or a merge patch guarded by its resourceVersion. A lost race reads
-// as kWait. `holder` receives the other holder on kWait.
-absl::StatusOr<lifecycle::LeaseVerdict>
-takeLease(kube::Client& api, const lifecycle::LeaseRequest& request, const std::string& name,
-          const std::map<std::string, lifecycle::HolderState>& job_states, std::string& holder);
+// `request.job` (the holder Job's state read from `jobs` by holderState)
+// and writes it when the verdict allows: create, or an update guarded by
+// its resourceVersion. A lost race reads as kWait. `holder` receives the
+// other holder on kWait.
+absl::StatusOr<lifecycle::LeaseVerdict> takeLease(kube::Client& api, kube::Reader& jobs,
+                                                  const lifecycle::LeaseRequest& request,
+                                                  const std::string& name, std::string& holder);
 // Clears the holder when it is `holder` (bookkeeping released it).
 absl::Status releaseLease(kube::Client& api, const std::string& ns, const std::string& name,
                           const std::string& holder);

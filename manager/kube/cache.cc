@@ -134,6 +134,16 @@ absl::StatusOr<std::vector<Json>> InformerCache::byIndex(const GroupVersionKind&
   return out;
 }
 
+absl::StatusOr<std::vector<std::string>> InformerCache::indexValues(const GroupVersionKind& gvk,
+                                                                    const std::string& name,
+                                                                    std::string_view prefix) {
+  auto informer = syncedInformer(gvk);
+  if (!informer.ok()) {
+    return informer.status();
+  }
+  return (*informer)->store().indexValues(name, prefix);
+}
+
 bool InformerCache::waitForCacheSync(std::stop_token stop) {
   std::vector<SharedInformer*> informers;
   {

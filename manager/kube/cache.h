@@ -45,6 +45,10 @@ public:
   // Objects of `gvk` whose index `name` contains `value`.
   virtual absl::StatusOr<std::vector<Json>>
   byIndex(const GroupVersionKind& gvk, const std::string& name, const std::string& value) = 0;
+  // The values of index `name` starting with `prefix` that some object of
+  // `gvk` is found under, sorted (Store::indexValues).
+  virtual absl::StatusOr<std::vector<std::string>>
+  indexValues(const GroupVersionKind& gvk, const std::string& name, std::string_view prefix) = 0;
   // Blocks until every informer created so far has synced, or `stop`.
   virtual bool waitForCacheSync(std::stop_token stop) = 0;
 };
@@ -73,6 +77,9 @@ public:
                         IndexFunc fn) override;
   absl::StatusOr<std::vector<Json>> byIndex(const GroupVersionKind& gvk, const std::string& name,
                                             const std::string& value) override;
+  absl::StatusOr<std::vector<std::string>> indexValues(const GroupVersionKind& gvk,
+                                                       const std::string& name,
+                                                       std::string_view prefix) override;
   bool waitForCacheSync(std::stop_token stop) override;
 
   // Reads wait for the kind's first sync (after start()); before start()

@@ -217,6 +217,23 @@ absl::StatusOr<std::vector<ObjectPtr>> Store::byIndex(const std::string& index,
   return out;
 }
 
+absl::StatusOr<std::vector<std::string>> Store::indexValues(const std::string& index,
+                                                            std::string_view prefix) const {
+  std::lock_guard lock(mu_);
+  auto pos = std::find(index_names_.begin(), index_names_.end(), index);
+  if (pos == index_names_.end()) {
+    return absl::NotFoundError(absl::StrCat("no index \"", index, "\""));
+  }
+  std::vector<std::string> out;
+  for (const auto& [value, keys] : indexes_[static_cast<size_t>(pos - index_names_.begin())]) {
+    if (!keys.empty() && value.starts_with(prefix)) {
+      out.push_back(value);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 bool Store::hasIndex(const std::string& index) const {
   std::lock_guard lock(mu_);
   return std::find(index_names_.begin(), index_names_.end(), index) != index_names_.end();

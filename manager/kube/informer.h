@@ -19,6 +19,7 @@
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -87,6 +88,11 @@ public:
   // NotFound when no index has that name.
   absl::StatusOr<std::vector<ObjectPtr>> byIndex(const std::string& index,
                                                  const std::string& value) const;
+  // The values of index `index` that at least one object is found under
+  // and that start with `prefix`, sorted; NotFound when no index has that
+  // name. Costs the number of distinct values, not of objects.
+  absl::StatusOr<std::vector<std::string>> indexValues(const std::string& index,
+                                                       std::string_view prefix) const;
   bool hasIndex(const std::string& index) const;
   std::vector<ObjectKey> keys() const;
   size_t size() const;

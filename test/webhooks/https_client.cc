@@ -54,6 +54,10 @@ HttpsClient::HttpsClient(std::string host, int port, std::string ca_pem, bool ma
 
 HttpsClient::~HttpsClient() = default;
 
+void HttpsClient::offerGroups(const std::string& list) {
+  SSL_CTX_set1_groups_list(impl_->ctx.native_handle(), list.c_str());
+}
+
 absl::Status HttpsClient::connect() {
   if (impl_->stream) {
     return absl::OkStatus();

@@ -27,6 +27,9 @@ public:
   HttpsClient(const HttpsClient&) = delete;
   HttpsClient& operator=(const HttpsClient&) = delete;
 
+  // Offers only the TLS key exchange groups `list` (OpenSSL names, e.g.
+  // "X25519:P-384") from the next connection on.
+  void offerGroups(const std::string& list);
   // Connects (handshake) unless connected.
   absl::Status connect();
   // Sends one request on the current connection, connecting first when

@@ -234,6 +234,31 @@ TEST_F(WebhookServerTest, EnforcesTheMinimumTlsVersion) {
   EXPECT_TRUE(new_client.connect().ok());
 }
 
+TEST_F(WebhookServerTest, HandshakesOnlyOnThePreferredCurves) {
+  ServerOptions options;
+  options.tls.curve_preferences = {24, 23}; // P-384, P-256
+  start(options);
+  HttpsClient x25519 = client();
+  x25519.offerGroups("X25519");
+  EXPECT_FALSE(x25519.connect().ok());
+  HttpsClient p384 = client();
+  p384.offerGroups("X25519:P-384");
+  EXPECT_TRUE(p384.connect().ok());
+}
+
+TEST_F(WebhookServerTest, RejectsUnknownCurves) {
+  ServerOptions options;
+  options.address = "127.0.0.1";
+  options.port = 0;
+  options.cert_dir = dir_.string();
+  options.tls.curve_preferences = {23, 7};
+  WebhookServer server(options, handler_, nullLogger());
+  const absl::Status started = server.start();
+  EXPECT_FALSE(started.ok());
+  EXPECT_NE(started.message().find("unsupported TLS curve ID 7"), std::string_view::npos)
+      << started;
+}
+
 TEST_F(WebhookServerTest, RejectsUnknownCipherSuitesAndVersions) {
   EXPECT_FALSE(parseTlsVersion("VersionTLS14").ok());
   EXPECT_EQ(*parseTlsVersion("VersionTLS13"), TlsVersion::kTls13);

@@ -1,9 +1,15 @@
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "manager/controllers/identity.h"
+#include "manager/controllers/kinds.h"
+#include "manager/controllers/metrics.h"
+#include "manager/kube/errors.h"
+#include "manager/kube/metrics.h"
+#include "test/manager/kube/fake_client.h"
 
 namespace captf::controllers {
 namespace {
@@ -56,6 +62,130 @@ TEST(NamespaceAllowedTest, InvalidSelectorIsAnError) {
       {"selector",
        {{"matchExpressions", {{{"key", "k"}, {"operator", "Sometimes"}, {"values", {"v"}}}}}}}};
   EXPECT_FALSE(namespaceAllowed(bad, "ns", json::object()).ok());
+}
+
+class Reasons final : public kube::EventRecorder {
+public:
+  void event(const json&, kube::EventType, std::string_view reason, std::string_view,
+             std::string_view) override {
+    reasons.emplace_back(reason);
+  }
+  std::vector<std::string> reasons;
+};
+
+json workload(const std::string& name) {
+  return {{"apiVersion", "infrastructure.cluster.x-k8s.io/v1alpha1"},
+          {"kind", "TerraformCluster"},
+          {"metadata", {{"namespace", "t1"}, {"name", name}, {"uid", "uid-" + name}}}};
+}
+
+std::vector<std::string> ownerNames(const json& secret) {
+  std::vector<std::string> names;
+  for (const json& ref : secret["metadata"].value("ownerReferences", json::array())) {
+    names.push_back(ref.value("name", ""));
+  }
+  return names;
+}
+
+// The mirror of identity "aws" shared by every object of namespace t1: the
+// API server (`api_`) has what the cache (`cache_`) has not seen yet.
+class MirrorTest : public ::testing::Test {
+protected:
+  MirrorTest() : metrics_(registry_, "v", "c"), resolver_(cache_, api_, events_, metrics_) {
+    cache_.put({{"apiVersion", "infrastructure.cluster.x-k8s.io/v1alpha1"},
+                {"kind", "TerraformClusterIdentity"},
+                {"metadata", {{"name", "aws"}, {"resourceVersion", "1"}}},
+                {"spec",
+                 {{"allowedNamespaces", {{"list", {"t1"}}}},
+                  {"secretRef", {{"namespace", "captf-system"}, {"name", "aws-creds"}}}}}});
+    api_.put({{"apiVersion", "v1"},
+              {"kind", "Secret"},
+              {"metadata",
+               {{"namespace", "captf-system"}, {"name", "aws-creds"}, {"resourceVersion", "1"}}},
+              {"data", {{"key", "c2VjcmV0"}}}});
+  }
+
+  // Mirror owned by `owners`, at resourceVersion `rv`.
+  json mirror(const std::vector<std::string>& owners, const std::string& rv) {
+    json refs = json::array();
+    for (const std::string& owner : owners) {
+      refs.push_back({{"apiVersion", "infrastructure.cluster.x-k8s.io/v1alpha1"},
+                      {"kind", "TerraformCluster"},
+                      {"name", owner},
+                      {"uid", "uid-" + owner}});
+    }
+    return {{"apiVersion", "v1"},
+            {"kind", "Secret"},
+            {"metadata",
+             {{"namespace", "t1"},
+              {"name", "captf-creds-aws"},
+              {"uid", "mirror-uid"},
+              {"resourceVersion", rv},
+              {"labels", {{"captf.io/mirrored", "true"}, {"captf.io/managed", "true"}}},
+              {"annotations",
+               {{"captf.io/identity", "aws"},
+                {"captf.io/source-hash", sourceHash(json{{"key", "c2VjcmV0"}})}}},
+              {"ownerReferences", refs}}},
+            {"type", "Opaque"},
+            {"data", {{"key", "c2VjcmV0"}}}};
+  }
+  // Both hold the mirror; the cache's copy is one write behind.
+  void staleCache(const std::vector<std::string>& cached, const std::vector<std::string>& live) {
+    cache_.put(mirror(cached, "2"));
+    api_.put(mirror(live, "3"));
+  }
+  json live() { return *api_.get(kinds::kSecret, {"t1", "captf-creds-aws"}); }
+
+  kube::MetricsRegistry registry_;
+  CaptfMetrics metrics_;
+  kube::testing::FakeClient cache_;
+  kube::testing::FakeClient api_;
+  Reasons events_;
+  IdentityResolver resolver_;
+};
+
+TEST_F(MirrorTest, AnOwnerAddedFromAStaleCacheRereadsTheApiServerAndKeepsEveryOwner) {
+  staleCache({"a"}, {"a", "b"});
+  const IdentityResult result = resolver_.resolve(workload("c"), "aws");
+  EXPECT_TRUE(result.transient.ok()) << result.transient;
+  EXPECT_TRUE(result.mirrored.isTrue()) << result.mirrored.message;
+  EXPECT_EQ(ownerNames(live()), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(api_.writes(), 1U);
+}
+
+TEST_F(MirrorTest, AMirrorCreatedMeanwhileIsJoinedNotReplaced) {
+  api_.put(mirror({"b"}, "3")); // created by another object; not cached yet
+  const IdentityResult result = resolver_.resolve(workload("c"), "aws");
+  EXPECT_TRUE(result.mirrored.isTrue()) << result.mirrored.message;
+  EXPECT_EQ(ownerNames(live()), (std::vector<std::string>{"b", "c"}));
+  EXPECT_TRUE(events_.reasons.empty()) << "no MirrorCreated: another object created it";
+}
+
+TEST_F(MirrorTest, ASameNamedSecretCaptfDoesNotManageIsNeverOverwritten) {
+  json foreign = mirror({}, "3");
+  foreign["metadata"]["labels"] = json::object();
+  api_.put(foreign);
+  const IdentityResult result = resolver_.resolve(workload("c"), "aws");
+  EXPECT_EQ(result.mirrored.status, "False");
+  EXPECT_NE(result.mirrored.message.find("never overwritten"), std::string::npos);
+  EXPECT_EQ(api_.writes(), 0U);
+}
+
+TEST_F(MirrorTest, ReleaseFromAStaleCacheKeepsOwnersAddedSince) {
+  staleCache({"a", "b"}, {"a", "b", "c"});
+  ASSERT_TRUE(resolver_.release(workload("a"), "aws").ok());
+  EXPECT_EQ(ownerNames(live()), (std::vector<std::string>{"b", "c"}));
+}
+
+TEST_F(MirrorTest, TheLastOwnerLeavingDeletesOnlyWhenNoOwnerWasAddedSince) {
+  staleCache({"a"}, {"a", "b"});
+  ASSERT_TRUE(resolver_.release(workload("a"), "aws").ok());
+  EXPECT_EQ(ownerNames(live()), (std::vector<std::string>{"b"})) << "b's owner reference stays";
+  EXPECT_TRUE(events_.reasons.empty());
+
+  ASSERT_TRUE(resolver_.release(workload("b"), "aws").ok());
+  EXPECT_TRUE(kube::isNotFound(api_.get(kinds::kSecret, {"t1", "captf-creds-aws"}).status()));
+  EXPECT_EQ(events_.reasons, (std::vector<std::string>{"MirrorRemoved"}));
 }
 
 } // namespace

@@ -174,7 +174,7 @@ void ManagerRig::start(const std::vector<std::string>& extra) {
                                    "--diagnostics-address=127.0.0.1:" +
                                        std::to_string(metrics_port),
                                    "--insecure-diagnostics",
-                                   "--sync-period=30s",
+                                   "--sync-period=" + sync_period,
                                    "--v=4"};
   args.insert(args.end(), extra.begin(), extra.end());
   process.start(args, log());

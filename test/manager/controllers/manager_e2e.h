@@ -72,6 +72,8 @@ struct ManagerRig {
   std::string dir;        // <rig>/manager-e2e
   std::string kubeconfig; // the manager user's
   std::string runner_image;
+  // --sync-period: how often every object is reconciled without a cause.
+  std::string sync_period = "30s";
   int webhook_port = 0;
   int health_port = 0;
   int metrics_port = 0;
@@ -80,8 +82,8 @@ struct ManagerRig {
   std::string log() const { return dir + "/manager.log"; }
   // The manager's log so far.
   std::string logText() const;
-  // Starts the manager (new ports each time) with leader election and a 30 s
-  // sync period; `extra` flags are appended.
+  // Starts the manager (new ports each time) with leader election and
+  // `sync_period`; `extra` flags are appended.
   void start(const std::vector<std::string>& extra = {});
   // GET /metrics (plain HTTP, --insecure-diagnostics); "" when unreachable.
   std::string metrics() const;

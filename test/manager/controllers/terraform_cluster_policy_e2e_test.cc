@@ -12,6 +12,12 @@
 //     and resolves it.
 //   * restore (§14.6, §14.7): backups of each serial; restoring an earlier
 //     one adopts the backup's inputs hash and re-applies the current inputs.
+//   * variablesFrom (§2.4, §10 "Caches"): a change to a labeled source
+//     wakes the object at once and applies the new values.
+//   * run leases and the cluster operation gate (§11.9): a run Lease held
+//     by another live Job, and a machine Job of the same cluster applying,
+//     each keep the apply waiting (condition, Event, one lease_waits_total
+//     count per wait) until that Job finishes; then the apply runs once.
 //
 // The noop module's resources are terraform_data, which have no remote
 // object a refresh could find changed. The module therefore also reads the
@@ -29,6 +35,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/escaping.h"
+#include "absl/time/time.h"
 #include "contract/roles.h"
 #include "contract/state.h"
 #include "manager/api/keys.h"
@@ -85,6 +92,8 @@ protected:
                                 "\"))\n"
                                 "}\n";
     module_image_ = runner::e2e::Images::get().module("tc-policy", main_tf, env().tofu);
+    // Long enough that no wake-up in these tests comes from a resync.
+    manager_.sync_period = "10m";
     manager_.start();
   }
 
@@ -632,6 +641,200 @@ TEST_F(TerraformClusterPolicyE2eTest, RestoreAdoptsTheBackupAndReappliesCurrentI
   EXPECT_TRUE(readyTrue(tc(ns, name)));
 
   deleteObjects(ns, name, "cr1");
+}
+
+// §10 "Caches": a labeled variablesFrom source is watched (data stripped);
+// changing it wakes the object, whose next pass reads the new values from
+// the API server and applies them. With a 10-minute sync period only the
+// watch can do that within seconds.
+TEST_F(TerraformClusterPolicyE2eTest, AVariablesSourceChangeIsAppliedAtOnce) {
+  const std::string ns = "tc-vars";
+  const std::string name = "v1";
+  e2e::createTenant(ns, ns, {{kTokenKey, "rotation-1"}});
+  apply(
+      {{"apiVersion", "v1"},
+       {"kind", "ConfigMap"},
+       {"metadata",
+        {{"name", "sizes"}, {"namespace", ns}, {"labels", {{str(api::kLabelVariables), "true"}}}}},
+       {"data", {{"size", "medium"}}}});
+  createObjects(ns, name, "cv1",
+                {{"variablesFrom", json::array({{{"configMapRef", {{"name", "sizes"}}}}})},
+                 {"drift", {{"intervalSeconds", 0}}}});
+  waitProvisioned(ns, name);
+  EXPECT_EQ(stateInput(ns, name, "sized"), "medium");
+  ASSERT_EQ(jobsOf(ns, name, "apply").size(), 1U);
+
+  const auto changed = std::chrono::system_clock::now();
+  mergePatch(ns, "configmap", "sizes", {{"data", {{"size", "huge"}}}});
+  ASSERT_TRUE(eventually(
+      [&] {
+        const std::vector<json> applies = jobsOf(ns, name, "apply");
+        return applies.size() == 2 && succeeded(applies.back()) &&
+               stateInput(ns, name, "sized") == "huge";
+      },
+      kJobWait))
+      << tc(ns, name).dump(2) << "\n"
+      << manager_.logText();
+  const std::string created = jobsOf(ns, name, "apply").back()["metadata"]["creationTimestamp"];
+  absl::Time at;
+  std::string error;
+  ASSERT_TRUE(absl::ParseTime(absl::RFC3339_full, created, &at, &error)) << error;
+  EXPECT_LT(absl::ToChronoTime(at) - changed, std::chrono::seconds(30))
+      << "the second apply came from a resync, not from the watch";
+
+  deleteObjects(ns, name, "cv1");
+}
+
+// A Job standing in for another run (another manager's, or a machine's of
+// the same cluster): a managed apply Job with `labels` that sleeps
+// `seconds` in the module image (no runner, no Secrets).
+void holderJob(const std::string& ns, const std::string& name, const json& labels, int seconds,
+               const std::string& image) {
+  json all = {{str(api::kLabelManaged), "true"},
+              {str(api::kLabelOp), "apply"},
+              {str(api::kLabelAttempt), "1"}};
+  all.update(labels);
+  apply({{"apiVersion", "batch/v1"},
+         {"kind", "Job"},
+         {"metadata", {{"name", name}, {"namespace", ns}, {"labels", all}}},
+         {"spec",
+          {{"backoffLimit", 0},
+           {"template",
+            {{"spec",
+              {{"restartPolicy", "Never"},
+               {"automountServiceAccountToken", false},
+               {"containers",
+                json::array(
+                    {{{"name", "source"},
+                      {"image", image},
+                      {"command", json::array({"/captf/module/child",
+                                               "sleep:" + std::to_string(seconds)})}}})}}}}}}}});
+}
+
+std::string jobCompletion(const std::string& ns, const std::string& name) {
+  return getJson({"-n", ns, "get", "job", name})
+      .value("status", json::object())
+      .value("completionTime", "");
+}
+
+double appliesCounted(const e2e::ManagerRig& manager) {
+  return e2e::metricValue(manager.metrics(), "captf_jobs_total",
+                          {{"kind", "TerraformCluster"}, {"op", "apply"}, {"result", "succeeded"}})
+      .value_or(0);
+}
+
+double leaseWaits(const e2e::ManagerRig& manager, const std::string& reason) {
+  return e2e::metricValue(manager.metrics(), "captf_lease_waits_total",
+                          {{"kind", "TerraformCluster"}, {"reason", reason}})
+      .value_or(0);
+}
+
+// §11.9 run lease: the object's run Lease is held by another live Job (as
+// after a leader handover, or by an overlapping --watch-filter manager).
+// The apply waits, counted once, and takes the Lease over once that Job
+// has finished.
+TEST_F(TerraformClusterPolicyE2eTest, ARunLeaseHeldByALiveJobDelaysTheApplyUntilItFinishes) {
+  const std::string ns = "tc-run-lease";
+  const std::string name = "l1";
+  const std::string lease = "captf-run-" + suffix(ns, name);
+  const double waits_before = leaseWaits(manager_, "run_lease");
+  const double applies_before = appliesCounted(manager_);
+  e2e::createTenant(ns, ns, {{kTokenKey, "rotation-1"}});
+  holderJob(ns, "other-manager-apply", json::object(), 45, module_image_);
+  // Unlabelled, so the orphan sweep leaves it alone before the object exists.
+  apply({{"apiVersion", "coordination.k8s.io/v1"},
+         {"kind", "Lease"},
+         {"metadata", {{"name", lease}, {"namespace", ns}}},
+         {"spec", {{"holderIdentity", "other-manager-apply"}, {"leaseDurationSeconds", 600}}}});
+  createObjects(ns, name, "crl1", {{"drift", {{"intervalSeconds", 0}}}});
+
+  ASSERT_TRUE(eventually(
+      [&] {
+        const json object = tc(ns, name);
+        return conditionOf(object, "ApplyJobSucceeded", "reason") == "WaitingForRunLease" &&
+               conditionOf(object, "ApplyJobSucceeded", "status") == "Unknown" &&
+               conditionOf(object, "ApplyJobSucceeded", "message").find("other-manager-apply") !=
+                   std::string::npos;
+      },
+      kJobWait))
+      << tc(ns, name).dump(2) << "\n"
+      << manager_.logText();
+  EXPECT_TRUE(eventually([&] {
+    return hasEvent(ns, name, "WaitingForRunLease", "other-manager-apply");
+  })) << json(e2e::eventsFor(ns, name)).dump(2);
+  EXPECT_THAT(jobsOf(ns, name, "apply"), IsEmpty()) << "no Job while another holds the lease";
+
+  waitProvisioned(ns, name);
+  const std::vector<json> applies = jobsOf(ns, name, "apply");
+  ASSERT_EQ(applies.size(), 1U);
+  const std::string holder_done = jobCompletion(ns, "other-manager-apply");
+  ASSERT_FALSE(holder_done.empty()) << "the apply ran while the holder was live";
+  // RFC 3339 UTC timestamps of one clock compare as strings.
+  EXPECT_GE(applies[0]["metadata"].value("creationTimestamp", ""), holder_done);
+  // Taken over (the manager's labels), and released once the apply was
+  // bookkept.
+  const json taken = getJson({"-n", ns, "get", "lease", lease});
+  EXPECT_EQ(taken["metadata"].value("labels", json::object()).value(str(api::kLabelLease), ""),
+            "run")
+      << taken.dump(2);
+  EXPECT_EQ(taken["spec"].value("holderIdentity", ""), "") << taken.dump(2);
+  // Re-checked every 30 s while the holder ran 45 s: still one wait.
+  EXPECT_EQ(leaseWaits(manager_, "run_lease") - waits_before, 1);
+  // The finished Job counts once however many passes saw it.
+  EXPECT_TRUE(eventually([&] { return appliesCounted(manager_) - applies_before == 1; }));
+  EXPECT_EQ(appliesCounted(manager_) - applies_before, 1);
+
+  deleteObjects(ns, name, "crl1");
+  EXPECT_NE(kubectl({"-n", ns, "get", "lease", lease}).exit_code, 0)
+      << "final cleanup deletes the run Lease";
+}
+
+// §11.9 cluster operation gate: a machine of the cluster is applying. The
+// cluster's apply takes the cluster write Lease, waits for the machine's
+// Job to finish (counted once), then runs.
+TEST_F(TerraformClusterPolicyE2eTest, AClusterApplyWaitsForTheMachineOperationsOfItsCluster) {
+  const std::string ns = "tc-gate";
+  const std::string name = "g1";
+  const std::string cluster = "cg1";
+  const double waits_before = leaseWaits(manager_, "machine_operations");
+  e2e::createTenant(ns, ns, {{kTokenKey, "rotation-1"}});
+  holderJob(ns, "machine-apply",
+            {{str(api::kLabelOwnerKind), "TerraformMachine"},
+             {str(api::kLabelOwnerName), "m1"},
+             {str(api::kLabelClusterName), cluster}},
+            20, module_image_);
+  createObjects(ns, name, cluster, {{"drift", {{"intervalSeconds", 0}}}});
+
+  ASSERT_TRUE(eventually(
+      [&] {
+        const json object = tc(ns, name);
+        return conditionOf(object, "ApplyJobSucceeded", "reason") ==
+                   "WaitingForMachineOperations" &&
+               conditionOf(object, "ApplyJobSucceeded", "status") == "Unknown";
+      },
+      kJobWait))
+      << tc(ns, name).dump(2) << "\n"
+      << manager_.logText();
+  EXPECT_TRUE(eventually([&] { return hasEvent(ns, name, "WaitingForMachineOperations"); }))
+      << json(e2e::eventsFor(ns, name)).dump(2);
+  // The cluster write Lease is held while waiting, so new machine
+  // operations queue behind the cluster's.
+  const json leases =
+      getJson({"-n", ns, "get", "leases", "-l", str(api::kLabelLease) + "=cluster"});
+  ASSERT_EQ(leases.value("items", json::array()).size(), 1U) << leases.dump(2);
+  EXPECT_THAT(leases["items"][0]["spec"].value("holderIdentity", ""),
+              StartsWith("captf-c-" + name + "-apply-a1-"));
+  EXPECT_THAT(jobsOf(ns, name, "apply"), IsEmpty());
+
+  waitProvisioned(ns, name);
+  const std::vector<json> applies = jobsOf(ns, name, "apply");
+  ASSERT_EQ(applies.size(), 1U);
+  const std::string machine_done = jobCompletion(ns, "machine-apply");
+  ASSERT_FALSE(machine_done.empty());
+  EXPECT_GE(applies[0]["metadata"].value("creationTimestamp", ""), machine_done);
+  EXPECT_EQ(leaseWaits(manager_, "machine_operations") - waits_before, 1);
+
+  deleteObjects(ns, name, cluster);
 }
 
 } // namespace

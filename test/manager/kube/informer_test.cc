@@ -281,9 +281,14 @@ TEST(StoreTest, IndexesFollowUpdatesAndDeletes) {
   EXPECT_EQ(store.byIndex(index::kOwnerUid, "u1")->front()->key, (ObjectKey{"ns1", "a"}));
   EXPECT_EQ(store.byIndex("app", "db")->front()->key, (ObjectKey{"ns2", "b"}));
   EXPECT_TRUE(absl::IsNotFound(store.byIndex("nope", "x").status()));
+  EXPECT_EQ(*store.indexValues("app", ""), (std::vector<std::string>{"db", "web"}));
+  EXPECT_EQ(*store.indexValues("app", "w"), (std::vector<std::string>{"web"}));
+  EXPECT_TRUE(absl::IsNotFound(store.indexValues("nope", "").status()));
 
   put(configMap("ns1", "a", "2", {{"app", "db"}})); // label and owner changed
   EXPECT_TRUE(store.byIndex("app", "web")->empty());
+  EXPECT_EQ(*store.indexValues("app", ""), (std::vector<std::string>{"db"}))
+      << "a value no object is found under any more is gone";
   EXPECT_EQ(store.byIndex("app", "db")->size(), 2U);
   EXPECT_TRUE(store.byIndex(index::kOwnerUid, "u1")->empty());
 

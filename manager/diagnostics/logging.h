@@ -1,0 +1,46 @@
+#pragma once
+
+// The manager's log as component-base writes it (§10 logging flags): klog
+// text on stderr, or JSON lines on stdout (`{"ts":<unix seconds>,"msg":...,
+// "v":N}`, errors with "err" instead of "v", the same keys as the runner's
+// JSON). Split stream sends info lines to stdout and errors to stderr; an
+// info buffer then holds info lines until it fills, an error is written, or
+// the flush frequency elapses.
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <spdlog/logger.h>
+
+#include "absl/status/statusor.h"
+
+namespace captf::diagnostics {
+
+struct LogOptions {
+  bool json = false;                               // --logging-format=json
+  int verbosity = 2;                               // -v
+  bool split_stream = false;                       // --log-{json,text}-split-stream
+  std::size_t info_buffer_bytes = 0;               // --log-{json,text}-info-buffer-size
+  std::chrono::milliseconds flush_frequency{5000}; // --log-flush-frequency
+};
+
+// Parses a Kubernetes quantity of bytes as the info buffer flags take it:
+// "0", "4096", "64Ki", "1Mi", "100k", "1M"; InvalidArgument naming `flag`
+// otherwise.
+absl::StatusOr<std::size_t> parseBufferSize(std::string_view flag, std::string_view quantity);
+
+// The manager's logger, writing to the process's stdout and stderr as
+// `options` say. Lines are flushed as written unless an info buffer is set;
+// then a background thread flushes every `flush_frequency`.
+std::shared_ptr<spdlog::logger> makeLogger(const LogOptions& options);
+
+// The same logger over the given sinks (tests): `infos` receives every line
+// below error when splitting, `errors` the rest; without split_stream every
+// line goes to `errors` for text and `infos` for JSON.
+std::shared_ptr<spdlog::logger> makeLogger(const LogOptions& options, spdlog::sink_ptr infos,
+                                           spdlog::sink_ptr errors);
+
+} // namespace captf::diagnostics
