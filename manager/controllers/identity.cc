@@ -226,15 +226,23 @@ ConditionResult IdentityResolver::mirror(const json& object, const std::string& 
     if (!stale && owned) {
       return cond("True", api::conditions::kReasonMirrored, "");
     }
-    json updated = *existing;
+    absl::StatusOr<json> written;
     if (stale) {
+      // New data: a whole update guarded by the resourceVersion.
+      json updated = *existing;
       updated["data"] = data;
       updated["metadata"]["annotations"][str(api::kAnnotationSourceHash)] = hash;
+      if (!owned) {
+        updated["metadata"]["ownerReferences"].push_back(ownerRefOf(object));
+      }
+      written = api_.update(updated);
+    } else {
+      // Only the owner reference: a strategic merge patch merges it into
+      // the list by uid, so owners added at once never conflict.
+      written =
+          api_.patch(kinds::kSecret, {ns, name}, kube::PatchType::kStrategicMerge,
+                     {{"metadata", {{"ownerReferences", json::array({ownerRefOf(object)})}}}});
     }
-    if (!owned) {
-      updated["metadata"]["ownerReferences"].push_back(ownerRefOf(object));
-    }
-    auto written = api_.update(updated);
     if (written.ok()) {
       return cond("True", api::conditions::kReasonMirrored, "");
     }
@@ -291,9 +299,11 @@ absl::Status IdentityResolver::release(const json& object, const std::string& id
                       "credential mirror " + name + " deleted: no object uses it any more");
       }
     } else {
-      json updated = *existing;
-      updated["metadata"]["ownerReferences"] = refs;
-      written = api_.update(updated).status();
+      // Only this owner reference goes, merged by uid (never a conflict).
+      const json drop = {{"$patch", "delete"}, {"uid", uid}};
+      written = api_.patch(kinds::kSecret, {ns, name}, kube::PatchType::kStrategicMerge,
+                           {{"metadata", {{"ownerReferences", json::array({drop})}}}})
+                    .status();
     }
     if (written.ok() || kube::isNotFound(written)) {
       return absl::OkStatus();

@@ -68,9 +68,12 @@ public:
 
   // Final cleanup (§11.12): removes `object` from its namespace's mirror
   // owners; deletes the mirror when no owner is left (event MirrorRemoved).
-  // Both write the one mirror every object of the namespace shares. A lost
-  // race (Conflict) reads the API server's copy and tries again,
-  // kMirrorWriteAttempts times in all; resolve's first read is the cache's.
+  // Both write the one mirror every object of the namespace shares: an
+  // owner reference is added or dropped by a strategic merge patch (merged
+  // by uid, so concurrent owners never conflict); new data and the final
+  // delete are guarded by the resourceVersion, and a lost race (Conflict,
+  // AlreadyExists) reads the API server's copy and tries again,
+  // kMirrorWriteAttempts times in all. resolve's first read is the cache's.
   absl::Status release(const nlohmann::json& object, const std::string& identity);
 
 private:

@@ -144,13 +144,30 @@ protected:
   IdentityResolver resolver_;
 };
 
-TEST_F(MirrorTest, AnOwnerAddedFromAStaleCacheRereadsTheApiServerAndKeepsEveryOwner) {
+TEST_F(MirrorTest, AnOwnerIsMergedIntoTheListWhateverTheCacheShows) {
   staleCache({"a"}, {"a", "b"});
   const IdentityResult result = resolver_.resolve(workload("c"), "aws");
   EXPECT_TRUE(result.transient.ok()) << result.transient;
   EXPECT_TRUE(result.mirrored.isTrue()) << result.mirrored.message;
   EXPECT_EQ(ownerNames(live()), (std::vector<std::string>{"a", "b", "c"}));
   EXPECT_EQ(api_.writes(), 1U);
+}
+
+TEST_F(MirrorTest, RotatedDataWrittenFromAStaleCacheRereadsTheApiServerAndKeepsEveryOwner) {
+  staleCache({"a"}, {"a", "b"});
+  api_.put({{"apiVersion", "v1"},
+            {"kind", "Secret"},
+            {"metadata",
+             {{"namespace", "captf-system"}, {"name", "aws-creds"}, {"resourceVersion", "9"}}},
+            {"data", {{"key", "cm90YXRlZA=="}}}});
+  const IdentityResult result = resolver_.resolve(workload("c"), "aws");
+  EXPECT_TRUE(result.transient.ok()) << result.transient;
+  EXPECT_TRUE(result.mirrored.isTrue()) << result.mirrored.message;
+  const json mirror = live();
+  EXPECT_EQ(ownerNames(mirror), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(mirror["data"], (json{{"key", "cm90YXRlZA=="}}));
+  EXPECT_EQ(mirror["metadata"]["annotations"]["captf.io/source-hash"],
+            sourceHash(json{{"key", "cm90YXRlZA=="}}));
 }
 
 TEST_F(MirrorTest, AMirrorCreatedMeanwhileIsJoinedNotReplaced) {

@@ -5,7 +5,7 @@
 // resourceVersion counter, and the API server's write rules that callers
 // branch on (AlreadyExists, NotFound, Conflict on a stale resourceVersion
 // or a failed delete precondition). Lists filter by namespace only.
-// Patches and server-side apply are not modelled.
+// Server-side apply is not modelled.
 
 #include <map>
 #include <mutex>
@@ -85,9 +85,44 @@ public:
     return it->second = stored;
   }
 
-  absl::StatusOr<Json> patch(const GroupVersionKind&, const ObjectKey&, PatchType, const Json&,
-                             const PatchOptions& = {}) override {
-    return absl::UnimplementedError("FakeClient does not patch");
+  // JSON merge patches (RFC 7386), and strategic merge patches as far as
+  // metadata.ownerReferences goes (merged by uid, "$patch": "delete"
+  // removes; everything else merges as RFC 7386).
+  absl::StatusOr<Json> patch(const GroupVersionKind& gvk, const ObjectKey& key, PatchType type,
+                             const Json& patch, const PatchOptions& = {}) override {
+    if (type != PatchType::kMerge && type != PatchType::kStrategicMerge) {
+      return absl::UnimplementedError("FakeClient patches by merge or strategic merge only");
+    }
+    std::lock_guard lock(mu_);
+    auto it = objects_.find({gvk, key});
+    if (it == objects_.end()) {
+      return error(404, "NotFound", key.name + " not found");
+    }
+    Json rest = patch;
+    Json stored = it->second;
+    if (type == PatchType::kStrategicMerge && rest.contains("metadata") &&
+        rest["metadata"].contains("ownerReferences")) {
+      Json refs = stored["metadata"].value("ownerReferences", Json::array());
+      for (const Json& ref : rest["metadata"]["ownerReferences"]) {
+        const std::string uid = ref.value("uid", "");
+        Json kept = Json::array();
+        for (const Json& have : refs) {
+          if (have.value("uid", "") != uid) {
+            kept.push_back(have);
+          }
+        }
+        if (ref.value("$patch", "") != "delete") {
+          kept.push_back(ref);
+        }
+        refs = kept;
+      }
+      stored["metadata"]["ownerReferences"] = refs;
+      rest["metadata"].erase("ownerReferences");
+    }
+    stored.merge_patch(rest);
+    stored["metadata"]["resourceVersion"] = std::to_string(++version_);
+    ++writes_;
+    return it->second = stored;
   }
   absl::StatusOr<Json> apply(const Json&, const ApplyOptions&) override {
     return absl::UnimplementedError("FakeClient does not apply");
