@@ -17,6 +17,7 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <malloc.h>
 #include <spdlog/spdlog.h>
 
 #include "absl/time/time.h"
@@ -424,5 +425,13 @@ int run(int argc, char** argv) {
 } // namespace
 
 int main(int argc, char** argv) {
+  // glibc gives each thread that allocates its own arena (up to 8 per core),
+  // and the reconcile workers, informers and HTTP threads each keep freed
+  // memory in theirs: two arenas cut the manager's peak RSS at 200 objects
+  // from 88 to 59 MiB at about the same CPU (bench/manager/README.md). An
+  // operator's MALLOC_ARENA_MAX still wins.
+  if (std::getenv("MALLOC_ARENA_MAX") == nullptr) {
+    mallopt(M_ARENA_MAX, 2);
+  }
   return run(argc, argv);
 }
