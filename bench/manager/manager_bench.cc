@@ -88,36 +88,11 @@ double seconds(Clock::duration d) {
   return std::chrono::duration<double>(d).count();
 }
 
+// e2e::spawn, dying when the program cannot start.
 pid_t spawn(const std::vector<std::string>& argv, int stdout_fd, const std::string& log,
             const std::vector<std::string>& extra_env = {}) {
-  std::vector<std::string> args = argv;
-  std::vector<char*> raw;
-  for (std::string& a : args) {
-    raw.push_back(a.data());
-  }
-  raw.push_back(nullptr);
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e != nullptr; ++e) {
-    env_strings.emplace_back(*e);
-  }
-  env_strings.insert(env_strings.end(), extra_env.begin(), extra_env.end());
-  std::vector<char*> envp;
-  for (std::string& e : env_strings) {
-    envp.push_back(e.data());
-  }
-  envp.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  if (stdout_fd >= 0) {
-    posix_spawn_file_actions_adddup2(&actions, stdout_fd, 1);
-  } else {
-    posix_spawn_file_actions_adddup2(&actions, 2, 1);
-  }
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, raw[0], &actions, nullptr, raw.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) {
+  const pid_t pid = e2e::spawn(argv, log, extra_env, stdout_fd);
+  if (pid < 0) {
     die("cannot start " + argv.front());
   }
   return pid;

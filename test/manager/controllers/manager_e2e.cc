@@ -108,33 +108,43 @@ int freePort() {
   return port;
 }
 
-// --- ManagerProcess ----------------------------------------------------------
+// --- Processes ---------------------------------------------------------------
 
-void ManagerProcess::start(const std::vector<std::string>& args, const std::string& log) {
-  std::vector<std::string> argv = {CAPTF_MANAGER_BINARY};
-  argv.insert(argv.end(), args.begin(), args.end());
+pid_t spawn(const std::vector<std::string>& argv, const std::string& log,
+            const std::vector<std::string>& extra_env, int stdout_fd) {
+  std::vector<std::string> args = argv;
   std::vector<char*> raw;
-  for (std::string& a : argv) {
+  for (std::string& a : args) {
     raw.push_back(a.data());
   }
   raw.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
   std::vector<std::string> env_strings;
   for (char** e = environ; *e != nullptr; ++e) {
     env_strings.emplace_back(*e);
   }
-  env_strings.emplace_back("POD_NAMESPACE=captf-system");
+  env_strings.insert(env_strings.end(), extra_env.begin(), extra_env.end());
   std::vector<char*> envp;
   for (std::string& e : env_strings) {
     envp.push_back(e.data());
   }
   envp.push_back(nullptr);
-  const int rc = posix_spawn(&pid_, raw[0], &actions, nullptr, raw.data(), envp.data());
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&actions, stdout_fd >= 0 ? stdout_fd : 2, 1);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, raw[0], &actions, nullptr, raw.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
-  ASSERT_EQ(rc, 0) << "cannot start " << raw[0];
+  return rc == 0 ? pid : -1;
+}
+
+// --- ManagerProcess ----------------------------------------------------------
+
+void ManagerProcess::start(const std::vector<std::string>& args, const std::string& log) {
+  std::vector<std::string> argv = {CAPTF_MANAGER_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  pid_ = spawn(argv, log, {"POD_NAMESPACE=captf-system"});
+  ASSERT_GT(pid_, 0) << "cannot start " << argv.front();
 }
 
 void ManagerProcess::stop(int sig) {

@@ -47,6 +47,12 @@ bool readyTrue(const json& object);
 // A TCP port free on 127.0.0.1 right now.
 int freePort();
 
+// Starts `argv` (argv[0] a path) with this process's environment plus
+// `extra_env` ("NAME=value"), stderr appended to `log` and stdout to
+// `stdout_fd` (-1: the log too). Returns the pid, or -1 when it cannot start.
+pid_t spawn(const std::vector<std::string>& argv, const std::string& log,
+            const std::vector<std::string>& extra_env = {}, int stdout_fd = -1);
+
 // The manager executable as a child process of the test.
 class ManagerProcess {
 public:
