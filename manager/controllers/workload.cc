@@ -60,12 +60,15 @@ absl::Status removeFinalizer(kube::Writer& api, const json& object, std::string_
   return kube::isNotFound(s) ? absl::OkStatus() : s;
 }
 
-absl::Status patchAnnotation(kube::Writer& api, const json& object, std::string_view key,
+absl::Status patchAnnotation(kube::Writer& api, json& object, std::string_view key,
                              const std::optional<std::string>& value) {
   json patch = {{"metadata", {{"annotations", {{key, value ? json(*value) : json(nullptr)}}}}}};
-  absl::Status s =
-      api.patch(gvkOf(object), kube::meta::key(object), kube::PatchType::kMerge, patch).status();
-  return !value && kube::isNotFound(s) ? absl::OkStatus() : s;
+  auto patched = api.patch(gvkOf(object), kube::meta::key(object), kube::PatchType::kMerge, patch);
+  if (!patched.ok()) {
+    return !value && kube::isNotFound(patched.status()) ? absl::OkStatus() : patched.status();
+  }
+  object["metadata"]["resourceVersion"] = kube::meta::resourceVersion(*patched);
+  return absl::OkStatus();
 }
 
 absl::Status patchStatus(kube::Writer& api, const json& object, const json& original,
@@ -73,7 +76,8 @@ absl::Status patchStatus(kube::Writer& api, const json& object, const json& orig
   if (original == modified) {
     return absl::OkStatus();
   }
-  json patch = {{"status", kube::createMergePatch(original.is_object() ? original : json::object(),
+  json patch = {{"metadata", {{"resourceVersion", kube::meta::resourceVersion(object)}}},
+                {"status", kube::createMergePatch(original.is_object() ? original : json::object(),
                                                   modified)}};
   kube::PatchOptions options;
   options.subresource = "status";
@@ -227,6 +231,9 @@ bool jobDeadlineExceeded(const json& job) {
   });
 }
 
+namespace {
+
+// The state of managed Job `name` as a lease holder.
 absl::StatusOr<lifecycle::HolderState> holderState(kube::Reader& jobs, const std::string& ns,
                                                    const std::string& name) {
   if (name.empty()) {
@@ -243,6 +250,8 @@ absl::StatusOr<lifecycle::HolderState> holderState(kube::Reader& jobs, const std
   const bool live = !record.ok() || record->outcome == lifecycle::JobOutcome::kActive;
   return live ? lifecycle::HolderState::kLive : lifecycle::HolderState::kFinished;
 }
+
+} // namespace
 
 absl::StatusOr<lifecycle::LeaseVerdict> takeLease(kube::Client& api, kube::Reader& jobs,
                                                   const lifecycle::LeaseRequest& request,

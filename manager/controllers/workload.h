@@ -31,13 +31,17 @@ absl::Status removeFinalizer(kube::Writer& api, const nlohmann::json& object,
                              std::string_view finalizer);
 bool hasFinalizer(const nlohmann::json& object, std::string_view finalizer);
 
-// Sets (value) or removes (nullopt) one annotation with a merge patch.
-// NotFound is success for removals.
-absl::Status patchAnnotation(kube::Writer& api, const nlohmann::json& object, std::string_view key,
+// Sets (value) or removes (nullopt) one annotation with a merge patch, and
+// takes the new resourceVersion into `object` (so that a later status patch
+// of the same pass is not refused for this pass's own write). NotFound is
+// success for removals.
+absl::Status patchAnnotation(kube::Writer& api, nlohmann::json& object, std::string_view key,
                              const std::optional<std::string>& value);
 
 // The pass's one status write: a merge patch of the status subresource
-// from `original` to `modified`; nothing is sent when they are equal.
+// from `original` to `modified`, guarded by `object`'s resourceVersion (a
+// pass that read a stale copy gets a Conflict and runs again instead of
+// writing back what it read); nothing is sent when they are equal.
 absl::Status patchStatus(kube::Writer& api, const nlohmann::json& object,
                          const nlohmann::json& original, const nlohmann::json& modified);
 
@@ -74,12 +78,9 @@ std::optional<kube::WallTime> containerStartTime(const nlohmann::json& pod,
 
 // ---- Leases (§11.9) ----------------------------------------------------------
 
-// The state of managed Job `name` as a lease holder: missing when `jobs`
-// has no such Job, live while it runs or cannot be read as a run Job.
-absl::StatusOr<lifecycle::HolderState> holderState(kube::Reader& jobs, const std::string& ns,
-                                                   const std::string& name);
 // Reads the Lease `name`, judges it with lifecycle::evaluateLease for
-// `request.job` (the holder Job's state read from `jobs` by holderState)
+// `request.job` (the holder Job read by name from `jobs`: missing when
+// absent, live while it runs or cannot be read as a run Job)
 // and writes it when the verdict allows: create, or an update guarded by
 // its resourceVersion. A lost race reads as kWait. `holder` receives the
 // other holder on kWait.

@@ -100,6 +100,11 @@ public:
     }
     Json rest = patch;
     Json stored = it->second;
+    // A resourceVersion in the patch is a precondition, as on the server.
+    if (const Json* rv = fieldAt(rest, "metadata.resourceVersion");
+        rv != nullptr && rv->is_string() && *rv != meta::resourceVersion(stored)) {
+      return error(409, "Conflict", "the object has been modified");
+    }
     if (type == PatchType::kStrategicMerge && rest.contains("metadata") &&
         rest["metadata"].contains("ownerReferences")) {
       Json refs = stored["metadata"].value("ownerReferences", Json::array());
