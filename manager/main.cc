@@ -4,12 +4,15 @@
 // (manager/controllers) and the validating webhook server (webhooks/) in one
 // process, and runs until SIGINT/SIGTERM or lost leadership.
 #include <algorithm>
+#include <atomic>
 #include <cctype>
+#include <condition_variable>
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <stop_token>
 #include <string>
@@ -98,6 +101,38 @@ std::string leaderElectionNamespace() {
   return kDefaultNamespace;
 }
 
+// The validating webhooks as a manager runnable: served on every replica,
+// leader or not (§1, §10), stopped with the runnables that need no
+// leadership, after the leader work (docs/decisions/shutdown.md). Owns what
+// the server points into.
+class WebhookRunnable final : public captf::kube::Runnable {
+public:
+  WebhookRunnable(captf::kube::RestClient& rest, captf::webhooks::ServerOptions options,
+                  std::shared_ptr<spdlog::logger> logger)
+      : client_(rest, mapper_), lookups_(client_), reviewer_(rest), handler_(lookups_, reviewer_),
+        server_(std::move(options), handler_, std::move(logger)) {
+    captf::webhooks::addAdmissionResources(mapper_);
+  }
+  captf::webhooks::WebhookServer& server() { return server_; }
+
+  absl::Status start(std::stop_token stop) override {
+    std::mutex mu;
+    std::condition_variable_any cv;
+    std::unique_lock lock(mu);
+    cv.wait(lock, stop, [] { return false; });
+    server_.stop();
+    return absl::OkStatus();
+  }
+
+private:
+  captf::kube::StaticRestMapper mapper_;
+  captf::kube::ApiClient client_;
+  captf::webhooks::KubeAdmissionLookups lookups_;
+  captf::webhooks::KubeAccessReviewer reviewer_;
+  const captf::webhooks::AdmissionHandler handler_;
+  captf::webhooks::WebhookServer server_;
+};
+
 std::string versionString() {
   return std::string("captf manager ") + CAPTF_VERSION + " (commit " + CAPTF_COMMIT +
          ", contract " + std::string(captf::contract::kContractVersion) + ")";
@@ -122,6 +157,7 @@ int run(int argc, char** argv) {
   std::string le_lease_duration = "15s";
   std::string le_renew_deadline = "10s";
   std::string le_retry_period = "2s";
+  std::string graceful_shutdown_timeout = "5s";
   captf::webhooks::ServerOptions webhook;
   int webhook_port = 9443;
   std::string diagnostics_address = ":8443";
@@ -177,6 +213,11 @@ int run(int argc, char** argv) {
       ->check(kGoDuration)
       ->capture_default_str();
   app.add_option("--leader-elect-retry-period", le_retry_period)
+      ->check(kGoDuration)
+      ->capture_default_str();
+  app.add_option("--graceful-shutdown-timeout", graceful_shutdown_timeout,
+                 "How long in-flight reconciles may run after SIGTERM before the process exits "
+                 "non-zero (keep it well under terminationGracePeriodSeconds)")
       ->check(kGoDuration)
       ->capture_default_str();
   app.add_option("--webhook-cert-dir", webhook.cert_dir)->capture_default_str();
@@ -321,6 +362,7 @@ int run(int argc, char** argv) {
   captf::controllers::configureCache(options.cache, settings);
   options.health_probe_address = health_addr;
   options.probe_metrics = captf::kube::ProbeMetrics::kOmit;
+  options.graceful_shutdown_timeout = *parseDuration(graceful_shutdown_timeout);
   if (leader_elect) {
     options.leader_election = captf::kube::LeaderElectionMode::kEnabled;
     options.leader_election_id = kLeaderElectionId;
@@ -346,23 +388,19 @@ int run(int argc, char** argv) {
   }
   captf::kube::Manager& mgr = **manager;
 
-  auto controllers =
-      captf::controllers::setupControllers(mgr, settings, CAPTF_VERSION, CAPTF_COMMIT, logger);
-  if (!controllers.ok()) {
-    logger->error("cannot set up the controllers error=\"{}\"",
-                  std::string(controllers.status().message()));
+  if (absl::Status s =
+          captf::controllers::setupControllers(mgr, settings, CAPTF_VERSION, CAPTF_COMMIT, logger);
+      !s.ok()) {
+    logger->error("cannot set up the controllers error=\"{}\"", std::string(s.message()));
     return 1;
   }
 
   // The webhooks: every replica serves them, leader or not (§1, §10); the
-  // readiness probe includes the server.
-  captf::kube::StaticRestMapper webhook_mapper;
-  captf::webhooks::addAdmissionResources(webhook_mapper);
-  captf::kube::ApiClient webhook_client(mgr.apiClient().rest(), webhook_mapper);
-  captf::webhooks::KubeAdmissionLookups lookups(webhook_client);
-  captf::webhooks::KubeAccessReviewer reviewer(mgr.apiClient().rest());
-  const captf::webhooks::AdmissionHandler handler(lookups, reviewer);
-  auto webhook_server = std::make_shared<captf::webhooks::WebhookServer>(webhook, handler, logger);
+  // readiness probe includes the server. The manager owns the runnable, and
+  // with it the server its checks point into.
+  auto webhooks =
+      std::make_unique<WebhookRunnable>(mgr.apiClient().rest(), std::move(webhook), logger);
+  captf::webhooks::WebhookServer* webhook_server = &webhooks->server();
   if (absl::Status s = webhook_server->start(); !s.ok()) {
     logger->error("cannot start the webhook server error=\"{}\"", std::string(s.message()));
     return 1;
@@ -372,7 +410,10 @@ int run(int argc, char** argv) {
                [webhook_server] { return webhook_server->ready(); });
   mgr.addCheck(captf::kube::CheckKind::kHealthz, "webhook",
                [webhook_server] { return webhook_server->ready(); });
+  mgr.add(std::move(webhooks), captf::kube::NeedLeaderElection::kNo);
 
+  // Declared after the manager, whose metrics and client they read: they go
+  // first.
   std::unique_ptr<captf::kube::DiagnosticsServer> insecure;
   std::unique_ptr<captf::diagnostics::SecureDiagnosticsServer> secure;
   if (diagnostics_enabled && insecure_diagnostics) {
@@ -394,31 +435,51 @@ int run(int argc, char** argv) {
     }
   }
 
+  // The first SIGINT/SIGTERM stops the manager in order; a second one, or
+  // the graceful shutdown timeout, ends the process at once, non-zero (a Job
+  // a cut-short pass created is found and bookkept by the next leader).
   std::stop_source stop;
+  std::atomic<bool> stopped{false};
   std::jthread signal_thread([&] {
     int received = 0;
     sigwait(&signals, &received);
-    logger->info("stopping signal={}", received);
+    if (stopped.load()) {
+      return;
+    }
+    logger->info("stopping, waiting for in-flight reconciles signal={} gracePeriod={}", received,
+                 graceful_shutdown_timeout);
     stop.request_stop();
+    sigwait(&signals, &received);
+    if (stopped.load()) {
+      return;
+    }
+    logger->error("second signal, exiting at once with in-flight work abandoned signal={}",
+                  received);
+    logger->flush();
+    std::_Exit(1);
   });
   logger->info("starting manager version={} identity={}", CAPTF_VERSION, mgr.identity());
   absl::Status status = mgr.run(stop.get_token());
-  webhook_server->stop();
+  if (absl::IsDeadlineExceeded(status) || !stop.stop_requested()) {
+    // Leadership lost, a runnable failed, or in-flight work outlived the
+    // grace period: exit at once, as controller-runtime does, without
+    // destroying what that work may still use.
+    logger->error("manager stopped error=\"{}\"", std::string(status.message()));
+    logger->flush();
+    std::_Exit(1);
+  }
   if (insecure) {
     insecure->stop();
   }
   if (secure) {
     secure->stop();
   }
-  if (!stop.stop_requested()) {
-    // Leadership lost or a runnable failed: exit at once, as
-    // controller-runtime does; the signal thread is left blocked.
-    logger->error("manager stopped error=\"{}\"", std::string(status.message()));
-    logger->flush();
-    std::_Exit(1);
-  }
+  // Wake the signal thread, which still waits for a second signal.
+  stopped.store(true);
+  pthread_kill(signal_thread.native_handle(), SIGTERM);
   signal_thread.join();
   logger->info("manager stopped");
+  logger->flush();
   return status.ok() ? 0 : 1;
 }
 

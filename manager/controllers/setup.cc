@@ -53,11 +53,12 @@ void stripData(json& object) {
   }
 }
 
-class ControllersImpl final : public Controllers {
+// The reconcilers and what they share, owned by the manager.
+class Controllers {
 public:
-  ControllersImpl(kube::Manager& manager, const ControllerSettings& settings,
-                  const std::string& version, const std::string& commit,
-                  std::shared_ptr<spdlog::logger> logger)
+  Controllers(kube::Manager& manager, const ControllerSettings& settings,
+              const std::string& version, const std::string& commit,
+              std::shared_ptr<spdlog::logger> logger)
       : settings_(settings), metrics_(manager.metrics(), version, commit),
         cluster_(ReconcilerDeps{manager.cache(), manager.client(), manager.apiClient(),
                                 manager.eventRecorder(), manager.clock(), metrics_, settings_}),
@@ -82,11 +83,11 @@ void configureCache(kube::CacheOptions& cache, const ControllerSettings& setting
   }
 }
 
-absl::StatusOr<std::unique_ptr<Controllers>>
-setupControllers(kube::Manager& manager, const ControllerSettings& settings,
-                 const std::string& version, const std::string& commit,
-                 std::shared_ptr<spdlog::logger> logger) {
-  auto controllers = std::make_unique<ControllersImpl>(manager, settings, version, commit, logger);
+absl::Status setupControllers(kube::Manager& manager, const ControllerSettings& settings,
+                              const std::string& version, const std::string& commit,
+                              std::shared_ptr<spdlog::logger> logger) {
+  Controllers* controllers =
+      &manager.own(std::make_unique<Controllers>(manager, settings, version, commit, logger));
   kube::Cache& cache = manager.cache();
   if (absl::Status indexed = addRunnerAccountsIndex(cache); !indexed.ok()) {
     return indexed;
@@ -192,7 +193,7 @@ setupControllers(kube::Manager& manager, const ControllerSettings& settings,
   manager.add(std::make_unique<kube::RunnableFunc>(
                   [sweep](std::stop_token stop) { return sweep->run(std::move(stop)); }),
               kube::NeedLeaderElection::kYes);
-  return std::unique_ptr<Controllers>(std::move(controllers));
+  return absl::OkStatus();
 }
 
 } // namespace captf::controllers

@@ -9,7 +9,7 @@
 
 #include <spdlog/logger.h>
 
-#include "absl/status/statusor.h"
+#include "absl/status/status.h"
 #include "manager/controllers/options.h"
 #include "manager/kube/cache.h"
 #include "manager/kube/manager.h"
@@ -20,16 +20,11 @@ namespace captf::controllers {
 // ServiceAccounts and RoleBindings only when labeled captf.io/managed=true.
 void configureCache(kube::CacheOptions& cache, const ControllerSettings& settings);
 
-// Owns the reconcilers and what they share; lives as long as the manager.
-class Controllers {
-public:
-  virtual ~Controllers() = default;
-};
-
-// Registers every controller with `manager` (before manager.run()).
-absl::StatusOr<std::unique_ptr<Controllers>>
-setupControllers(kube::Manager& manager, const ControllerSettings& settings,
-                 const std::string& version, const std::string& commit,
-                 std::shared_ptr<spdlog::logger> logger);
+// Registers every controller with `manager` (before manager.run()). The
+// reconcilers and what they share (metrics, the second cache's informers)
+// are given to the manager to own, so they outlive its controllers.
+absl::Status setupControllers(kube::Manager& manager, const ControllerSettings& settings,
+                              const std::string& version, const std::string& commit,
+                              std::shared_ptr<spdlog::logger> logger);
 
 } // namespace captf::controllers

@@ -76,7 +76,12 @@ std::string planChangedMessage(const lifecycle::ObjectIdentity& id, const std::s
 
 // One reconcile's working set.
 struct TerraformClusterReconciler::Pass {
-  json object;              // as read
+  explicit Pass(kube::Writer& api) : patcher(api, object) {}
+  Pass(const Pass&) = delete;
+  Pass& operator=(const Pass&) = delete;
+
+  json object;              // as read, at the version of the pass's last own write
+  ObjectPatcher patcher;    // every write to `object` (workload.h)
   api::TerraformCluster tc; // decoded
   api::TerraformClusterStatus status;
   api::TerraformClusterStatus original;
@@ -186,7 +191,7 @@ TerraformClusterReconciler::reconcile(const kube::ReconcileContext& ctx,
     }
     return object.status();
   }
-  Pass pass;
+  Pass pass(deps_.api);
   pass.object = *std::move(object);
   pass.log = &ctx.log;
   // 1. Externally managed: nothing at all.
@@ -225,8 +230,7 @@ TerraformClusterReconciler::reconcile(const kube::ReconcileContext& ctx,
     // Stop: the owner is gone or does not reference us back.
   } else if (!pass.deleting && !hasFinalizer(pass.object, api::kFinalizerTerraformCluster)) {
     // 3. Finalizer: add it and end the pass so the write is visible.
-    if (absl::Status s = addFinalizer(deps_.api, pass.object, api::kFinalizerTerraformCluster);
-        !s.ok()) {
+    if (absl::Status s = pass.patcher.addFinalizer(api::kFinalizerTerraformCluster); !s.ok()) {
       return s;
     }
     return kube::Result{};
@@ -260,7 +264,7 @@ TerraformClusterReconciler::reconcile(const kube::ReconcileContext& ctx,
   if (patch) {
     summarize(pass);
     absl::Status patched =
-        patchStatus(deps_.api, pass.object, api::toJson(pass.original), api::toJson(pass.status));
+        pass.patcher.patchStatus(api::toJson(pass.original), api::toJson(pass.status));
     if (!patched.ok() && !kube::isNotFound(patched)) {
       return patched;
     }
@@ -537,8 +541,8 @@ absl::Status TerraformClusterReconciler::bookkeep(Pass& pass, size_t index) {
     const auto& annotations = pass.tc.metadata.annotations;
     if (auto it = annotations.find(str(api::kAnnotationApproveDestructivePlan));
         it != annotations.end() && it->second == run.record.inputs_hash) {
-      if (absl::Status s = patchAnnotation(deps_.api, pass.object,
-                                           api::kAnnotationApproveDestructivePlan, std::nullopt);
+      if (absl::Status s =
+              pass.patcher.setAnnotation(api::kAnnotationApproveDestructivePlan, std::nullopt);
           !s.ok()) {
         return s;
       }
@@ -549,8 +553,7 @@ absl::Status TerraformClusterReconciler::bookkeep(Pass& pass, size_t index) {
     if (!run.record.approved_plan.empty()) {
       if (auto it = annotations.find(str(api::kAnnotationApprovePlan));
           it != annotations.end() && it->second == run.record.approved_plan) {
-        if (absl::Status s =
-                patchAnnotation(deps_.api, pass.object, api::kAnnotationApprovePlan, std::nullopt);
+        if (absl::Status s = pass.patcher.setAnnotation(api::kAnnotationApprovePlan, std::nullopt);
             !s.ok()) {
           return s;
         }
@@ -913,7 +916,7 @@ absl::Status TerraformClusterReconciler::pausedBranch(Pass& pass) {
   }
   if (!waitForActiveJob(pass)) {
     if (kube::meta::annotations(pass.object).contains(str(api::kAnnotationBlockMove))) {
-      return patchAnnotation(deps_.api, pass.object, api::kAnnotationBlockMove, std::nullopt);
+      return pass.patcher.setAnnotation(api::kAnnotationBlockMove, std::nullopt);
     }
   }
   return absl::OkStatus();
@@ -1118,8 +1121,8 @@ absl::Status TerraformClusterReconciler::reconcileInputs(Pass& pass) {
   const auto source = workspace::readEndpointSource(pass.tc.metadata);
   if (workspace::shouldMarkUserEndpoint(source, workspace::clusterEndpoint(pass.cluster),
                                         pass.tc.spec.control_plane_endpoint)) {
-    if (absl::Status s = patchAnnotation(deps_.api, pass.object, api::kAnnotationEndpointSource,
-                                         str(workspace::kEndpointSourceUser));
+    if (absl::Status s = pass.patcher.setAnnotation(api::kAnnotationEndpointSource,
+                                                    str(workspace::kEndpointSourceUser));
         !s.ok()) {
       return s;
     }
@@ -1203,10 +1206,10 @@ absl::Status TerraformClusterReconciler::reconcileOutputs(Pass& pass) {
         patch["metadata"]["annotations"][str(api::kAnnotationEndpointSource)] =
             str(workspace::kEndpointSourceModule);
       }
-      auto written = deps_.api.patch(kinds::kTerraformCluster, kube::meta::key(pass.object),
-                                     kube::PatchType::kMerge, patch);
-      if (!written.ok()) {
-        return written.status();
+      // Through the patcher: the pass's status patch must not conflict with
+      // this write of its own.
+      if (absl::Status s = pass.patcher.patch(patch); !s.ok()) {
+        return s;
       }
       event(pass, kube::EventType::kNormal, "ControlPlaneEndpointSet",
             "spec.controlPlaneEndpoint set to " + write_back->endpoint.host + ":" +
@@ -1361,8 +1364,7 @@ absl::Status TerraformClusterReconciler::decideAndRun(Pass& pass) {
     pass.result.requeue_after = *d.requeue_after;
   }
   if (d.remove_restore_annotation) {
-    if (absl::Status s =
-            patchAnnotation(deps_.api, pass.object, api::kAnnotationRestoreState, std::nullopt);
+    if (absl::Status s = pass.patcher.setAnnotation(api::kAnnotationRestoreState, std::nullopt);
         !s.ok()) {
       return s;
     }
@@ -1414,7 +1416,7 @@ absl::Status TerraformClusterReconciler::decideAndRun(Pass& pass) {
   if (d.action != lifecycle::Action::kRunJob || !d.operation) {
     // Not needed any more: clear the block-move annotation (§11.10).
     if (kube::meta::annotations(pass.object).contains(str(api::kAnnotationBlockMove))) {
-      return patchAnnotation(deps_.api, pass.object, api::kAnnotationBlockMove, std::nullopt);
+      return pass.patcher.setAnnotation(api::kAnnotationBlockMove, std::nullopt);
     }
     return absl::OkStatus();
   }
@@ -1574,8 +1576,7 @@ absl::Status TerraformClusterReconciler::runJob(Pass& pass) {
   if (lifecycle::blockMoveAction(
           kube::meta::annotations(pass.object).contains(str(api::kAnnotationBlockMove)), false,
           true) == lifecycle::BlockMoveAction::kSet) {
-    if (absl::Status s =
-            patchAnnotation(deps_.api, pass.object, api::kAnnotationBlockMove, std::string("true"));
+    if (absl::Status s = pass.patcher.setAnnotation(api::kAnnotationBlockMove, std::string("true"));
         !s.ok()) {
       return s;
     }
@@ -1732,8 +1733,7 @@ absl::Status TerraformClusterReconciler::cleanup(Pass& pass) {
   if (destroyed) {
     event(pass, kube::EventType::kNormal, "Destroyed", "infrastructure destroyed, state removed");
   }
-  if (absl::Status s = removeFinalizer(deps_.api, pass.object, api::kFinalizerTerraformCluster);
-      !s.ok()) {
+  if (absl::Status s = pass.patcher.removeFinalizer(api::kFinalizerTerraformCluster); !s.ok()) {
     return s;
   }
   set(pass, cond::kDeleting, ConditionStatus::kTrue, cond::kReasonDeletionCompleted, "");

@@ -36,30 +36,6 @@ bool hasFinalizer(const json& object, std::string_view finalizer) {
   });
 }
 
-absl::Status addFinalizer(kube::Writer& api, const json& object, std::string_view finalizer) {
-  json finalizers = finalizersOf(object);
-  finalizers.push_back(finalizer);
-  json patch = {
-      {"metadata",
-       {{"finalizers", finalizers}, {"resourceVersion", kube::meta::resourceVersion(object)}}}};
-  return api.patch(gvkOf(object), kube::meta::key(object), kube::PatchType::kMerge, patch).status();
-}
-
-absl::Status removeFinalizer(kube::Writer& api, const json& object, std::string_view finalizer) {
-  json finalizers = json::array();
-  for (const json& f : finalizersOf(object)) {
-    if (!(f.is_string() && f.get<std::string>() == finalizer)) {
-      finalizers.push_back(f);
-    }
-  }
-  json patch = {
-      {"metadata",
-       {{"finalizers", finalizers}, {"resourceVersion", kube::meta::resourceVersion(object)}}}};
-  absl::Status s =
-      api.patch(gvkOf(object), kube::meta::key(object), kube::PatchType::kMerge, patch).status();
-  return kube::isNotFound(s) ? absl::OkStatus() : s;
-}
-
 absl::Status patchAnnotation(kube::Writer& api, json& object, std::string_view key,
                              const std::optional<std::string>& value) {
   json patch = {{"metadata", {{"annotations", {{key, value ? json(*value) : json(nullptr)}}}}}};
@@ -71,18 +47,56 @@ absl::Status patchAnnotation(kube::Writer& api, json& object, std::string_view k
   return absl::OkStatus();
 }
 
-absl::Status patchStatus(kube::Writer& api, const json& object, const json& original,
-                         const json& modified) {
+absl::Status ObjectPatcher::write(const json& patch, std::string_view subresource) {
+  kube::PatchOptions options;
+  options.subresource = std::string(subresource);
+  auto written =
+      api_.patch(gvkOf(object_), kube::meta::key(object_), kube::PatchType::kMerge, patch, options);
+  if (!written.ok()) {
+    return written.status();
+  }
+  object_["metadata"]["resourceVersion"] = kube::meta::resourceVersion(*written);
+  return absl::OkStatus();
+}
+
+absl::Status ObjectPatcher::addFinalizer(std::string_view finalizer) {
+  json finalizers = finalizersOf(object_);
+  finalizers.push_back(finalizer);
+  return write(
+      {{"metadata",
+        {{"finalizers", finalizers}, {"resourceVersion", kube::meta::resourceVersion(object_)}}}});
+}
+
+absl::Status ObjectPatcher::removeFinalizer(std::string_view finalizer) {
+  json finalizers = json::array();
+  for (const json& f : finalizersOf(object_)) {
+    if (!(f.is_string() && f.get<std::string>() == finalizer)) {
+      finalizers.push_back(f);
+    }
+  }
+  absl::Status s = write(
+      {{"metadata",
+        {{"finalizers", finalizers}, {"resourceVersion", kube::meta::resourceVersion(object_)}}}});
+  return kube::isNotFound(s) ? absl::OkStatus() : s;
+}
+
+absl::Status ObjectPatcher::setAnnotation(std::string_view key,
+                                          const std::optional<std::string>& value) {
+  return patchAnnotation(api_, object_, key, value);
+}
+
+absl::Status ObjectPatcher::patch(const json& patch) {
+  return write(patch);
+}
+
+absl::Status ObjectPatcher::patchStatus(const json& original, const json& modified) {
   if (original == modified) {
     return absl::OkStatus();
   }
-  json patch = {{"metadata", {{"resourceVersion", kube::meta::resourceVersion(object)}}},
+  return write({{"metadata", {{"resourceVersion", kube::meta::resourceVersion(object_)}}},
                 {"status", kube::createMergePatch(original.is_object() ? original : json::object(),
-                                                  modified)}};
-  kube::PatchOptions options;
-  options.subresource = "status";
-  return api.patch(gvkOf(object), kube::meta::key(object), kube::PatchType::kMerge, patch, options)
-      .status();
+                                                  modified)}},
+               "status");
 }
 
 absl::StatusOr<std::vector<RunJob>> listRunJobs(kube::Reader& reader, const std::string& ns,

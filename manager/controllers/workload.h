@@ -21,29 +21,52 @@
 
 namespace captf::controllers {
 
-// ---- metadata writes (direct, before the status patch: §11.1) --------------
+// ---- the pass's own object (§11.1) -----------------------------------------
 
-// Adds / removes `finalizer` with a merge patch guarded by the object's
-// resourceVersion (Conflict when it changed meanwhile).
-absl::Status addFinalizer(kube::Writer& api, const nlohmann::json& object,
-                          std::string_view finalizer);
-absl::Status removeFinalizer(kube::Writer& api, const nlohmann::json& object,
-                             std::string_view finalizer);
+// Every write a pass makes to its own object goes through its ObjectPatcher:
+// finalizers, annotations, spec write-backs, and the one status patch at the
+// end. The patcher keeps the pass's copy (`object`, which it refers to and
+// must not outlive) at the resourceVersion of the pass's last write, so the
+// status patch, guarded by that version, is refused only when someone else
+// wrote the object since the pass read it (a stale copy: the pass runs
+// again), never for the pass's own earlier writes. Not thread-safe (one
+// pass, one thread).
+class ObjectPatcher {
+public:
+  ObjectPatcher(kube::Writer& api, nlohmann::json& object) : api_(api), object_(object) {}
+  ObjectPatcher(const ObjectPatcher&) = delete;
+  ObjectPatcher& operator=(const ObjectPatcher&) = delete;
+
+  // Adds / removes `finalizer`, guarded by the copy's resourceVersion
+  // (Conflict when the object changed meanwhile). Removing from an object
+  // already gone is success.
+  absl::Status addFinalizer(std::string_view finalizer);
+  absl::Status removeFinalizer(std::string_view finalizer);
+  // Sets (value) or removes (nullopt) one annotation; removing from an
+  // object already gone is success.
+  absl::Status setAnnotation(std::string_view key, const std::optional<std::string>& value);
+  // A merge patch of metadata and spec (never status), unguarded.
+  absl::Status patch(const nlohmann::json& patch);
+  // The pass's one status write: a merge patch of the status subresource
+  // from `original` to `modified`, guarded by the copy's resourceVersion;
+  // nothing is sent when they are equal.
+  absl::Status patchStatus(const nlohmann::json& original, const nlohmann::json& modified);
+
+private:
+  // Sends `patch` (to `subresource` when set) and follows the written version.
+  absl::Status write(const nlohmann::json& patch, std::string_view subresource = {});
+
+  kube::Writer& api_;
+  nlohmann::json& object_;
+};
+
 bool hasFinalizer(const nlohmann::json& object, std::string_view finalizer);
 
-// Sets (value) or removes (nullopt) one annotation with a merge patch, and
-// takes the new resourceVersion into `object` (so that a later status patch
-// of the same pass is not refused for this pass's own write). NotFound is
-// success for removals.
+// Sets (value) or removes (nullopt) one annotation of another object (a
+// Job) with a merge patch, and takes the new resourceVersion into `object`.
+// NotFound is success for removals.
 absl::Status patchAnnotation(kube::Writer& api, nlohmann::json& object, std::string_view key,
                              const std::optional<std::string>& value);
-
-// The pass's one status write: a merge patch of the status subresource
-// from `original` to `modified`, guarded by `object`'s resourceVersion (a
-// pass that read a stale copy gets a Conflict and runs again instead of
-// writing back what it read); nothing is sent when they are equal.
-absl::Status patchStatus(kube::Writer& api, const nlohmann::json& object,
-                         const nlohmann::json& original, const nlohmann::json& modified);
 
 // ---- run Jobs ----------------------------------------------------------------
 

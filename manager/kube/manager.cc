@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/time.h"
 #include "manager/kube/strings.h"
 
 namespace captf::kube {
@@ -33,11 +34,22 @@ Manager::Manager(const RestConfig& config, ManagerOptions options,
 }
 
 Manager::~Manager() {
-  // Controllers unregister from informers before the cache goes.
-  controllers_.clear();
+  // Threads that run() left at its deadline still use everything below: wait
+  // for them first (the manager binary exits instead of getting here).
+  for (auto& group : threads_) {
+    group.clear();
+  }
+  // The probe server's checks may point into runnables (the webhook server).
+  diagnostics_.reset();
+  // No informer delivers events any more before controllers unregister;
+  // controllers and runnables go before what they point into (owned_), all
+  // of it before the cache and the clients.
   if (cache_) {
     cache_->stop();
   }
+  controllers_.clear();
+  runnables_.clear();
+  owned_.clear();
 }
 
 absl::StatusOr<std::unique_ptr<Manager>> Manager::create(const RestConfig& config,
@@ -112,12 +124,13 @@ void Manager::addCheck(CheckKind kind, std::string name, HealthCheck check) {
 
 void Manager::startRunnables(NeedLeaderElection group, std::stop_token stop) {
   std::lock_guard lock(mu_);
-  auto& threads = threads_[group == NeedLeaderElection::kYes ? 1 : 0];
+  const int g = group == NeedLeaderElection::kYes ? 1 : 0;
   for (auto& [runnable, need] : runnables_) {
     if (need != group) {
       continue;
     }
-    threads.emplace_back([this, r = runnable.get(), stop] {
+    ++running_[g];
+    threads_[g].emplace_back([this, g, r = runnable.get(), stop] {
       absl::Status status = r->start(stop);
       if (!status.ok()) {
         {
@@ -129,8 +142,29 @@ void Manager::startRunnables(NeedLeaderElection group, std::stop_token stop) {
         logger_->error("runnable failed, stopping the manager error=\"{}\"", msg(status));
         failed_.request_stop();
       }
+      std::lock_guard done_lock(mu_);
+      --running_[g];
+      returned_cv_.notify_all();
     });
   }
+}
+
+bool Manager::stopGroup(NeedLeaderElection group) {
+  const int g = group == NeedLeaderElection::kYes ? 1 : 0;
+  std::vector<std::jthread> threads;
+  {
+    std::unique_lock lock(mu_);
+    if (!shutdown_deadline_) {
+      shutdown_deadline_ = clock_.now() + options_.graceful_shutdown_timeout;
+    }
+    if (!clock_.waitUntil(lock, returned_cv_, std::stop_token(), *shutdown_deadline_,
+                          [&] { return running_[g] == 0; })) {
+      return false;
+    }
+    threads.swap(threads_[g]);
+  }
+  threads.clear(); // every one has returned: joins at once
+  return true;
 }
 
 absl::Status Manager::run(std::stop_token stop) {
@@ -147,49 +181,75 @@ absl::Status Manager::run(std::stop_token stop) {
   cache_->start();
   startRunnables(NeedLeaderElection::kNo, all.get_token());
 
+  const auto expired = [this] {
+    logger_->error(
+        "graceful shutdown timed out: work still in flight is abandoned, the leader "
+        "lease is kept gracePeriod={}s",
+        std::chrono::duration_cast<std::chrono::seconds>(options_.graceful_shutdown_timeout)
+            .count());
+    return absl::DeadlineExceededError(
+        absl::StrCat("the runnables did not stop within the graceful shutdown timeout of ",
+                     absl::FormatDuration(absl::FromChrono(options_.graceful_shutdown_timeout))));
+  };
   absl::Status result = absl::OkStatus();
   if (options_.leader_election == LeaderElectionMode::kEnabled) {
     KubeLeaseLock lock(*api_, options_.leader_election_namespace, options_.leader_election_id);
+    // The elector keeps renewing the Lease until the leader work has
+    // stopped (or was abandoned), so no other replica leads beside passes
+    // that are still finishing; it stops at once when this replica never
+    // led.
+    std::stop_source elector_stop;
+    std::mutex leading_mu;
+    bool leading = false;
+    bool leader_work_stopped = true; // written by the leading thread, read after it is joined
+    std::stop_callback stop_elector(all.get_token(), [&] {
+      std::lock_guard guard(leading_mu);
+      if (!leading) {
+        elector_stop.request_stop();
+      }
+    });
     LeaderCallbacks callbacks;
-    callbacks.on_started_leading = [this, &all](std::stop_token leading) {
+    callbacks.on_started_leading = [&](std::stop_token lost) {
+      {
+        std::lock_guard guard(leading_mu);
+        leading = true;
+      }
       std::stop_source group;
-      std::stop_callback a(leading, [&] { group.request_stop(); });
+      std::stop_callback a(lost, [&] { group.request_stop(); });
       std::stop_callback b(all.get_token(), [&] { group.request_stop(); });
       startRunnables(NeedLeaderElection::kYes, group.get_token());
       std::mutex mu;
       std::condition_variable_any cv;
       std::unique_lock wait_lock(mu);
       cv.wait(wait_lock, group.get_token(), [] { return false; });
-      std::vector<std::jthread> threads;
-      {
-        std::lock_guard guard(mu_);
-        threads.swap(threads_[1]);
-      }
-      threads.clear(); // joins: leader work stops before the lease is released
+      leader_work_stopped = stopGroup(NeedLeaderElection::kYes);
+      elector_stop.request_stop();
     };
-    LeaderElector elector(lock, options_.leader_election_config, std::move(callbacks), clock_,
-                          logger_);
-    result = elector.run(all.get_token());
+    LeaderElectionConfig config = options_.leader_election_config;
+    config.release_on_cancel = ReleaseOnCancel::kNo; // released below, once the work stopped
+    LeaderElector elector(lock, config, std::move(callbacks), clock_, logger_);
+    result = elector.run(elector_stop.get_token());
+    if (!leader_work_stopped) {
+      return expired();
+    }
+    if (result.ok() && options_.leader_election_config.release_on_cancel == ReleaseOnCancel::kYes) {
+      elector.release();
+    }
   } else {
     startRunnables(NeedLeaderElection::kYes, all.get_token());
     std::mutex mu;
     std::condition_variable_any cv;
     std::unique_lock wait_lock(mu);
     cv.wait(wait_lock, all.get_token(), [] { return false; });
+    if (!stopGroup(NeedLeaderElection::kYes)) {
+      return expired();
+    }
   }
 
   all.request_stop();
-  std::vector<std::jthread> threads;
-  {
-    std::lock_guard lock(mu_);
-    for (auto& group : threads_) {
-      for (auto& thread : group) {
-        threads.push_back(std::move(thread));
-      }
-      group.clear();
-    }
+  if (!stopGroup(NeedLeaderElection::kNo)) {
+    return expired();
   }
-  threads.clear();
   cache_->stop();
   if (diagnostics_) {
     diagnostics_->stop();

@@ -5,9 +5,11 @@
 // an event recorder, health and readiness checks, leader election, and the
 // runnables (controllers and others) started in the right order.
 
+#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -65,6 +67,10 @@ struct ManagerOptions {
   // --diagnostics-address, authenticated unless --insecure-diagnostics.
   ProbeMetrics probe_metrics = ProbeMetrics::kServe;
   std::string event_reporting_instance; // default: the identity
+  // How long run() waits, once stopped, for the runnables (controllers with
+  // their in-flight reconcile passes) to return; controller-runtime's
+  // GracefulShutdownTimeout. docs/decisions/shutdown.md.
+  Duration graceful_shutdown_timeout = std::chrono::seconds(30);
 };
 
 // Reads from the cache, writes to the API server (controller-runtime's
@@ -123,24 +129,45 @@ public:
 
   // A controller started when this manager leads (or at once without
   // leader election). Call before run(); the reference lives as long as the
-  // manager.
+  // manager. `reconciler` must live as long as the manager: own() it.
   Controller& addController(std::string name, Reconciler& reconciler,
                             ControllerOptions options = {});
+  // Keeps `object` (reconcilers, the informers and state they share) until
+  // the manager is destroyed: after every controller and runnable, before
+  // the cache and the clients. What controllers and runnables point into is
+  // owned here, so nothing they reference can go first.
+  template <typename T> T& own(std::unique_ptr<T> object) {
+    T& ref = *object;
+    owned_.push_back(std::shared_ptr<void>(std::move(object)));
+    return ref;
+  }
   // Runnables that need leadership start on election; others at once
   // (e.g. webhook servers). Call before run().
   void add(std::unique_ptr<Runnable> runnable, NeedLeaderElection need);
   void addCheck(CheckKind kind, std::string name, HealthCheck check);
 
   // Starts everything and blocks until `stop` fires (OK), a runnable fails
-  // (its error), or leadership is lost (Aborted). Everything started is
-  // stopped before it returns; the caller then exits the process, as
-  // controller-runtime does when leadership is lost.
+  // (its error), or leadership is lost (Aborted); the caller then exits the
+  // process, as controller-runtime does when leadership is lost.
+  //
+  // The stop order (docs/decisions/shutdown.md): controllers stop taking
+  // work and their in-flight passes finish, with the other leader
+  // runnables; the leader Lease is released; the runnables that need no
+  // leadership stop; the informers and the probe server stop. Every wait
+  // shares one deadline, graceful_shutdown_timeout after the stop. When it
+  // passes, run() returns DeadlineExceeded at once with the work still
+  // running and the Lease kept (another leader must not start beside it):
+  // the caller must then end the process (std::_Exit) rather than destroy
+  // the manager, whose destructor would wait for that work.
   absl::Status run(std::stop_token stop);
 
 private:
   Manager(const RestConfig& config, ManagerOptions options, std::shared_ptr<spdlog::logger> logger);
   absl::Status init(const RestConfig& config);
   void startRunnables(NeedLeaderElection group, std::stop_token stop);
+  // Waits until every runnable of `group` returned or the shutdown deadline
+  // passed, joining them when they all returned. False on the deadline.
+  bool stopGroup(NeedLeaderElection group);
 
   ManagerOptions options_;
   std::shared_ptr<spdlog::logger> logger_;
@@ -154,12 +181,18 @@ private:
   std::unique_ptr<DelegatingClient> client_;
   std::unique_ptr<KubeEventRecorder> events_;
   std::unique_ptr<DiagnosticsServer> diagnostics_;
+  // Declared after what they point into (destroyed in reverse): runnables
+  // and controllers go first, then what they were given to own().
+  std::vector<std::shared_ptr<void>> owned_;
   std::vector<std::unique_ptr<Controller>> controllers_;
 
   std::mutex mu_;
+  std::condition_variable_any returned_cv_; // a runnable returned
   std::vector<std::pair<std::unique_ptr<Runnable>, NeedLeaderElection>> runnables_;
-  std::vector<std::jthread> threads_[2]; // by NeedLeaderElection
-  std::stop_source failed_;              // a runnable failed
+  std::vector<std::jthread> threads_[2];        // by NeedLeaderElection
+  int running_[2] = {0, 0};                     // threads of each group not yet returned
+  std::optional<SteadyTime> shutdown_deadline_; // set by the first stopGroup()
+  std::stop_source failed_;                     // a runnable failed
   absl::Status first_error_;
 };
 

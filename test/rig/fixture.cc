@@ -13,6 +13,7 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -126,6 +127,48 @@ const Env& shared(Tier tier) {
     std::exit(1);
   }
   return rig.env;
+}
+
+pid_t spawn(const std::vector<std::string>& argv, const std::string& log,
+            const std::vector<std::string>& extra_env, int stdout_fd) {
+  std::vector<std::string> args = argv;
+  std::vector<char*> raw;
+  for (std::string& a : args) {
+    raw.push_back(a.data());
+  }
+  raw.push_back(nullptr);
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e != nullptr; ++e) {
+    env_strings.emplace_back(*e);
+  }
+  env_strings.insert(env_strings.end(), extra_env.begin(), extra_env.end());
+  std::vector<char*> envp;
+  for (std::string& e : env_strings) {
+    envp.push_back(e.data());
+  }
+  envp.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&actions, stdout_fd >= 0 ? stdout_fd : 2, 1);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, raw[0], &actions, nullptr, raw.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  return rc == 0 ? pid : -1;
+}
+
+std::string sanitizerReport(const std::string& output) {
+  std::istringstream in(output);
+  std::string line;
+  while (std::getline(in, line)) {
+    for (const char* marker : {"ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
+                               "WARNING: ThreadSanitizer", "runtime error: "}) {
+      if (line.find(marker) != std::string::npos) {
+        return line;
+      }
+    }
+  }
+  return "";
 }
 
 CommandResult run(const std::vector<std::string>& argv, const std::string& stdin_data,

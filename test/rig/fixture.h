@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <sys/types.h>
+
 namespace captf::rig {
 
 // What a test needs running. Each tier includes everything of the ones before.
@@ -44,6 +46,17 @@ struct CommandResult {
 // Runs argv (no shell) with optional standard input and extra environment.
 CommandResult run(const std::vector<std::string>& argv, const std::string& stdin_data = "",
                   const std::map<std::string, std::string>& extra_env = {});
+
+// Starts `argv` (argv[0] a path) in the background with this process's
+// environment plus `extra_env` ("NAME=value"), stderr appended to `log` and
+// stdout to `stdout_fd` (-1: the log too). Returns the pid, or -1 when it
+// cannot start.
+pid_t spawn(const std::vector<std::string>& argv, const std::string& log,
+            const std::vector<std::string>& extra_env = {}, int stdout_fd = -1);
+
+// The first line of a process's output that a sanitizer (ASan, LSan, UBSan,
+// TSan) wrote; "" when none.
+std::string sanitizerReport(const std::string& output);
 
 // Runs the rig's kubectl as the admin user.
 CommandResult kubectl(const Env& env, const std::vector<std::string>& args,

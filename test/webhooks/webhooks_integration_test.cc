@@ -20,8 +20,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <signal.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
+#include <sys/wait.h>
 #include <yaml-cpp/yaml.h>
 
 #include "manager/kube/clock.h"
@@ -503,6 +505,36 @@ TEST_F(WebhookServerIntegrationTest, CertificateRotationUnderLoadFailsNoAdmissio
   std::cout << "admissions during rotation: direct " << direct_ok.load() << " ok, "
             << direct_failed.load() << " failed; through the API server " << kubectl_ok.load()
             << " ok, " << kubectl_failed.load() << " failed\n";
+}
+
+// The standalone webhook-server binary stops cleanly on SIGTERM, as a pod
+// does on every rollout: exit 0 and no sanitizer report (dev preset: ASan
+// and UBSan on). docs/decisions/shutdown.md.
+TEST(WebhookServerBinaryTest, StopsCleanlyOnSigterm) {
+  const rig::Env& e = rig::shared(rig::Tier::kIntegration);
+  const std::string dir = e.dir + "/webhook-server-binary";
+  std::filesystem::create_directories(dir);
+  const auto ca = testing::makeCa("webhook-server-binary");
+  testing::writePair(dir, testing::makeServingCert(ca, {"localhost"}, 1));
+  const std::string log = dir + "/out.log";
+  const std::vector<std::string> args = {
+      CAPTF_WEBHOOK_SERVER_BINARY, "--kubeconfig=" + e.kubeconfig, "--webhook-port=0",
+      "--webhook-bind-address=127.0.0.1", "--webhook-cert-dir=" + dir};
+  const pid_t pid = rig::spawn(args, log);
+  ASSERT_GT(pid, 0);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (readFile(log).find("listening on port") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_THAT(readFile(log), HasSubstr("listening on port"));
+  ::kill(pid, SIGTERM);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  const std::string out = readFile(log);
+  ASSERT_TRUE(WIFEXITED(status)) << out;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << out;
+  EXPECT_EQ(rig::sanitizerReport(out), "") << out;
 }
 
 } // namespace

@@ -1,5 +1,6 @@
 #include "test/manager/controllers/manager_e2e.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -14,8 +15,6 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-extern char** environ;
 
 namespace captf::controllers::e2e {
 
@@ -110,34 +109,6 @@ int freePort() {
 
 // --- Processes ---------------------------------------------------------------
 
-pid_t spawn(const std::vector<std::string>& argv, const std::string& log,
-            const std::vector<std::string>& extra_env, int stdout_fd) {
-  std::vector<std::string> args = argv;
-  std::vector<char*> raw;
-  for (std::string& a : args) {
-    raw.push_back(a.data());
-  }
-  raw.push_back(nullptr);
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e != nullptr; ++e) {
-    env_strings.emplace_back(*e);
-  }
-  env_strings.insert(env_strings.end(), extra_env.begin(), extra_env.end());
-  std::vector<char*> envp;
-  for (std::string& e : env_strings) {
-    envp.push_back(e.data());
-  }
-  envp.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&actions, stdout_fd >= 0 ? stdout_fd : 2, 1);
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, raw[0], &actions, nullptr, raw.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  return rc == 0 ? pid : -1;
-}
-
 // --- ManagerProcess ----------------------------------------------------------
 
 void ManagerProcess::start(const std::vector<std::string>& args, const std::string& log) {
@@ -147,14 +118,39 @@ void ManagerProcess::start(const std::vector<std::string>& args, const std::stri
   ASSERT_GT(pid_, 0) << "cannot start " << argv.front();
 }
 
-void ManagerProcess::stop(int sig) {
+void ManagerProcess::signal(int sig) const {
+  if (pid_ > 0) {
+    ::kill(pid_, sig);
+  }
+}
+
+std::optional<int> ManagerProcess::wait(std::chrono::seconds limit) {
   if (pid_ <= 0) {
-    return;
+    return -1;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  int status = 0;
+  while (::waitpid(pid_, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return std::nullopt;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  pid_ = -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int ManagerProcess::stop(int sig, std::chrono::seconds limit) {
+  if (pid_ <= 0) {
+    return -1;
   }
   ::kill(pid_, sig);
-  int status = 0;
-  ::waitpid(pid_, &status, 0);
-  pid_ = -1;
+  if (std::optional<int> code = wait(limit)) {
+    return *code;
+  }
+  ADD_FAILURE() << "the manager did not exit within " << limit.count() << " s of signal " << sig;
+  ::kill(pid_, SIGKILL);
+  return wait(limit).value_or(-1);
 }
 
 bool ManagerProcess::running() const {
@@ -168,7 +164,21 @@ std::string ManagerRig::logText() const {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
+std::string ManagerRig::processLog() const {
+  const std::string all = logText();
+  return all.substr(std::min(log_offset, all.size()));
+}
+
+void ManagerRig::stopCleanly() {
+  const int code = process.stop(SIGTERM);
+  const std::string text = processLog();
+  EXPECT_EQ(code, 0) << text;
+  EXPECT_EQ(sanitizerReport(text), "") << text;
+  EXPECT_NE(text.find("manager stopped"), std::string::npos) << text;
+}
+
 void ManagerRig::start(const std::vector<std::string>& extra) {
+  log_offset = fs::exists(log()) ? fs::file_size(log()) : 0;
   webhook_port = freePort();
   health_port = freePort();
   metrics_port = freePort();

@@ -47,11 +47,8 @@ bool readyTrue(const json& object);
 // A TCP port free on 127.0.0.1 right now.
 int freePort();
 
-// Starts `argv` (argv[0] a path) with this process's environment plus
-// `extra_env` ("NAME=value"), stderr appended to `log` and stdout to
-// `stdout_fd` (-1: the log too). Returns the pid, or -1 when it cannot start.
-pid_t spawn(const std::vector<std::string>& argv, const std::string& log,
-            const std::vector<std::string>& extra_env = {}, int stdout_fd = -1);
+using rig::sanitizerReport;
+using rig::spawn;
 
 // The manager executable as a child process of the test.
 class ManagerProcess {
@@ -63,9 +60,17 @@ public:
 
   // Starts the manager with `args`, stdout and stderr appended to `log`.
   void start(const std::vector<std::string>& args, const std::string& log);
-  // Sends `sig` (SIGTERM by default) and waits for the process.
-  void stop(int sig = SIGTERM);
+  // Sends `sig` (SIGTERM by default) and waits for the process, at most
+  // `limit` (then SIGKILL). Returns the exit code, 128 + N when signal N
+  // ended it, -1 when nothing ran.
+  int stop(int sig = SIGTERM, std::chrono::seconds limit = std::chrono::seconds(60));
+  // Sends `sig` and returns at once.
+  void signal(int sig) const;
+  // Waits up to `limit` for the process to end; its stop() code, or nullopt
+  // while it still runs.
+  std::optional<int> wait(std::chrono::seconds limit);
   bool running() const;
+  pid_t pid() const { return pid_; }
 
 private:
   pid_t pid_ = -1;
@@ -84,13 +89,19 @@ struct ManagerRig {
   int health_port = 0;
   int metrics_port = 0;
   ManagerProcess process;
+  size_t log_offset = 0; // where the running process's log starts
 
   std::string log() const { return dir + "/manager.log"; }
-  // The manager's log so far.
+  // The manager's log so far (every process).
   std::string logText() const;
+  // What the running (or last) process wrote.
+  std::string processLog() const;
   // Starts the manager (new ports each time) with leader election and
   // `sync_period`; `extra` flags are appended.
   void start(const std::vector<std::string>& extra = {});
+  // SIGTERM, as Kubernetes stops a pod: fails the test unless the process
+  // exits 0 with no sanitizer report and logs "manager stopped".
+  void stopCleanly();
   // GET /metrics (plain HTTP, --insecure-diagnostics); "" when unreachable.
   std::string metrics() const;
 };

@@ -11,8 +11,12 @@
 //   deleting the Cluster destroys, removes state and finalizers, and leaves
 //   nothing the manager created behind.
 #include <chrono>
+#include <condition_variable>
 #include <csignal>
+#include <filesystem>
 #include <fstream>
+#include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -21,11 +25,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <spdlog/sinks/null_sink.h>
+#include <spdlog/spdlog.h>
 
+#include "absl/strings/escaping.h"
 #include "contract/roles.h"
 #include "test/manager/controllers/manager_e2e.h"
 #include "test/runner/e2e_support.h"
 #include "webhooks/registrations.h"
+#include "webhooks/server.h"
 
 namespace captf::controllers {
 namespace {
@@ -60,7 +68,7 @@ protected:
     startManager();
   }
 
-  static void TearDownTestSuite() { manager_.process.stop(); }
+  static void TearDownTestSuite() { manager_.stopCleanly(); }
 
   static std::string moduleImage(const std::string& revision) {
     const std::string main_tf = runner::e2e::noopModule(contract::Role::kCluster, revision) +
@@ -89,6 +97,50 @@ protected:
     return getJson({"-n", kNamespace, "get", "secret", "tfstate-default-" + stateSuffix(name)});
   }
   static std::string managerLog() { return manager_.logText(); }
+  // A TerraformCluster `name` (the noop module) under the Cluster `cluster`.
+  static void createCluster(const std::string& name, const std::string& cluster) {
+    apply({{"apiVersion", "infrastructure.cluster.x-k8s.io/v1alpha1"},
+           {"kind", "TerraformCluster"},
+           {"metadata", {{"name", name}, {"namespace", kNamespace}}},
+           {"spec",
+            {{"source", {{"image", module_image_}}}, {"identityRef", {{"name", kIdentity}}}}}});
+    apply({{"apiVersion", "cluster.x-k8s.io/v1beta2"},
+           {"kind", "Cluster"},
+           {"metadata", {{"name", cluster}, {"namespace", kNamespace}}},
+           {"spec",
+            {{"infrastructureRef",
+              {{"apiGroup", "infrastructure.cluster.x-k8s.io"},
+               {"kind", "TerraformCluster"},
+               {"name", name}}}}}});
+  }
+  // Deletes the Cluster and waits until its TerraformCluster is gone.
+  static void deleteCluster(const std::string& name, const std::string& cluster) {
+    ASSERT_EQ(kubectl({"-n", kNamespace, "delete", "clusters.v1beta2.cluster.x-k8s.io", cluster,
+                       "--wait=false"})
+                  .exit_code,
+              0);
+    EXPECT_TRUE(eventually([&] {
+      return kubectl({"-n", kNamespace, "get", "terraformcluster", name}).exit_code != 0;
+    })) << tc(name).dump(2)
+        << managerLog();
+  }
+  // The leader Lease's holderIdentity ("" when released or absent).
+  static std::string leaseHolder() {
+    const json lease =
+        getJson({"-n", "captf-system", "get", "lease", "controller-leader-election-captf"});
+    return lease.is_object() ? lease.value("spec", json::object()).value("holderIdentity", "")
+                             : std::string();
+  }
+  // Apply Jobs of `name` that succeeded.
+  static int succeededApplies(const std::string& name) {
+    int succeeded = 0;
+    for (const std::string& job : jobs(name, "apply")) {
+      succeeded += getJson({"-n", kNamespace, "get", "job", job})
+                       .value("status", json::object())
+                       .value("succeeded", 0);
+    }
+    return succeeded;
+  }
   // Names of Jobs of the TerraformCluster `name` with `op`.
   static std::vector<std::string> jobs(const std::string& name, const std::string& op) {
     const json list = getJson({"-n", kNamespace, "get", "jobs", "-l",
@@ -382,6 +434,201 @@ TEST_F(TerraformClusterE2eTest, RecoversFromManagerRunnerAndApiServerFaults) {
   EXPECT_TRUE(eventually([&] {
     return kubectl({"-n", kNamespace, "get", "terraformcluster", name}).exit_code != 0;
   })) << tc(name).dump(2);
+}
+
+// SIGTERM, as Kubernetes sends on every rollout, with every controller
+// running and objects in the caches: the manager exits 0 with no sanitizer
+// report and releases the leader Lease; nothing is half-written, so the next
+// manager re-applies nothing.
+TEST_F(TerraformClusterE2eTest, SigtermStopsTheManagerCleanly) {
+  const std::string name = "tc3";
+  createCluster(name, "c3");
+  ASSERT_TRUE(eventually([&] { return readyTrue(tc(name)); })) << tc(name).dump(2) << managerLog();
+  ASSERT_TRUE(eventually([] { return !leaseHolder().empty(); }));
+  const std::string state_version = stateSecret(name)["metadata"]["resourceVersion"];
+  ASSERT_EQ(jobs(name, "apply").size(), 1U);
+
+  manager_.stopCleanly();
+  EXPECT_EQ(leaseHolder(), "") << "the Lease is released on a clean stop";
+
+  startManager();
+  // The new manager leads and passes over every TerraformCluster once.
+  const size_t objects =
+      getJson({"-n", kNamespace, "get", "terraformclusters"}).value("items", json::array()).size();
+  ASSERT_TRUE(eventually([&] {
+    const auto passes = e2e::metricValue(manager_.metrics(), "controller_runtime_reconcile_total",
+                                         {{"controller", "terraformcluster"}});
+    return passes && *passes >= static_cast<double>(objects);
+  })) << manager_.processLog();
+  EXPECT_TRUE(readyTrue(tc(name)));
+  EXPECT_EQ(jobs(name, "apply").size(), 1U) << "nothing re-applied after the clean stop";
+  EXPECT_EQ(stateSecret(name)["metadata"]["resourceVersion"], state_version);
+  deleteCluster(name, "c3");
+}
+
+// A ValidatingWebhookConfiguration served by the test that holds the API
+// server's Job CREATEs for one TerraformCluster open until the test releases
+// them: a pass of the manager stays in flight inside its Job create.
+class JobCreateHold {
+public:
+  explicit JobCreateHold(const std::string& owner) : name_("captf-e2e-hold-" + owner) {
+    const std::string dir = env().dir + "/" + name_;
+    std::filesystem::create_directories(dir);
+    auto pair = webhooks::selfSignedPair("127.0.0.1");
+    EXPECT_TRUE(pair.ok()) << pair.status();
+    std::ofstream(dir + "/tls.crt") << pair->cert_pem;
+    std::ofstream(dir + "/tls.key") << pair->key_pem;
+    webhooks::ServerOptions options;
+    options.name = "hold";
+    options.address = "127.0.0.1";
+    options.port = 0;
+    options.cert_dir = dir;
+    options.request_timeout = std::chrono::seconds(40);
+    server_ = std::make_unique<webhooks::HttpsServer>(
+        options, [this](const webhooks::HttpRequest& request) { return answer(request); },
+        std::make_shared<spdlog::logger>("hold", std::make_shared<spdlog::sinks::null_sink_mt>()),
+        [](std::string_view) { return true; });
+    const absl::Status started = server_->start();
+    EXPECT_TRUE(started.ok()) << started;
+    json rule = {{"apiGroups", {"batch"}},
+                 {"apiVersions", {"v1"}},
+                 {"operations", {"CREATE"}},
+                 {"resources", {"jobs"}},
+                 {"scope", "Namespaced"}};
+    json webhook = {
+        {"name", "hold.jobs.captf.test"},
+        {"admissionReviewVersions", {"v1"}},
+        {"sideEffects", "None"},
+        {"failurePolicy", "Fail"},
+        {"timeoutSeconds", 30},
+        {"clientConfig",
+         {{"url", "https://127.0.0.1:" + std::to_string(server_->port()) + "/hold"},
+          {"caBundle", absl::Base64Escape(pair->cert_pem)}}},
+        {"rules", json::array({rule})},
+        {"namespaceSelector", {{"matchLabels", {{"kubernetes.io/metadata.name", kNamespace}}}}},
+        {"objectSelector",
+         {{"matchLabels", {{"captf.infrastructure.cluster.x-k8s.io/owner-name", owner}}}}}};
+    apply({{"apiVersion", "admissionregistration.k8s.io/v1"},
+           {"kind", "ValidatingWebhookConfiguration"},
+           {"metadata", {{"name", name_}}},
+           {"webhooks", json::array({webhook})}});
+    // In force once a server-side dry run of a matching Job reaches it.
+    const json probe = {
+        {"apiVersion", "batch/v1"},
+        {"kind", "Job"},
+        {"metadata",
+         {{"generateName", "hold-probe-"},
+          {"namespace", kNamespace},
+          {"labels", {{"captf.infrastructure.cluster.x-k8s.io/owner-name", owner}}}}},
+        {"spec",
+         {{"template",
+           {{"spec",
+             {{"restartPolicy", "Never"},
+              {"containers", json::array({{{"name", "c"}, {"image", "probe"}}})}}}}}}}};
+    EXPECT_TRUE(eventually([&] {
+      kubectl({"create", "--dry-run=server", "-f", "-"}, probe.dump());
+      std::lock_guard lock(mu_);
+      return dry_runs_ > 0;
+    })) << "the hold webhook never came into force";
+  }
+  ~JobCreateHold() {
+    release();
+    kubectl({"delete", "validatingwebhookconfiguration", name_});
+    server_->stop();
+  }
+  JobCreateHold(const JobCreateHold&) = delete;
+  JobCreateHold& operator=(const JobCreateHold&) = delete;
+
+  // Whether a Job CREATE is being held, waiting up to `limit` for one.
+  bool awaitHeld(std::chrono::seconds limit) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, limit, [&] { return held_ > 0; });
+  }
+  // Lets every held and later CREATE through.
+  void release() {
+    std::lock_guard lock(mu_);
+    released_ = true;
+    cv_.notify_all();
+  }
+
+private:
+  webhooks::HttpReply answer(const webhooks::HttpRequest& request) {
+    const json review = json::parse(request.body, nullptr, false);
+    const json req = review.is_object() ? review.value("request", json::object()) : json::object();
+    {
+      std::unique_lock lock(mu_);
+      if (req.value("dryRun", false)) {
+        ++dry_runs_;
+      } else {
+        ++held_;
+        cv_.notify_all();
+        cv_.wait_for(lock, std::chrono::seconds(28), [&] { return released_; });
+      }
+    }
+    json response = {{"apiVersion", "admission.k8s.io/v1"},
+                     {"kind", "AdmissionReview"},
+                     {"response", {{"uid", req.value("uid", "")}, {"allowed", true}}}};
+    return webhooks::HttpReply{200, "application/json", response.dump()};
+  }
+
+  const std::string name_;
+  std::unique_ptr<webhooks::HttpsServer> server_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int dry_runs_ = 0;
+  int held_ = 0;
+  bool released_ = false;
+};
+
+// SIGTERM while a pass is in flight (its Job create held open by the API
+// server). Within the grace period the pass finishes and the manager exits
+// 0; past it the manager exits 1 at once, says so, and keeps the Lease (the
+// abandoned pass might still write). Either way the next manager finishes
+// the work with exactly one apply Job per object.
+TEST_F(TerraformClusterE2eTest, APassCutShortBySigtermIsFinishedByTheNextManager) {
+  {
+    JobCreateHold hold("tc4");
+    manager_.stopCleanly();
+    manager_.start({"--graceful-shutdown-timeout=60s"});
+    createCluster("tc4", "c4");
+    ASSERT_TRUE(hold.awaitHeld(std::chrono::seconds(240))) << manager_.processLog();
+    manager_.process.signal(SIGTERM);
+    // Draining: the pass is waiting for its Job create, and the manager too.
+    EXPECT_FALSE(manager_.process.wait(std::chrono::seconds(3)).has_value())
+        << manager_.processLog();
+    hold.release();
+    const std::optional<int> code = manager_.process.wait(std::chrono::seconds(60));
+    ASSERT_TRUE(code.has_value()) << manager_.processLog();
+    EXPECT_EQ(*code, 0) << manager_.processLog();
+    EXPECT_EQ(e2e::sanitizerReport(manager_.processLog()), "");
+    EXPECT_THAT(manager_.processLog(), HasSubstr("manager stopped"));
+    EXPECT_EQ(jobs("tc4", "apply").size(), 1U) << "the finished pass created its Job";
+    EXPECT_EQ(leaseHolder(), "");
+  }
+  {
+    JobCreateHold hold("tc5");
+    manager_.start({"--graceful-shutdown-timeout=2s"});
+    createCluster("tc5", "c5");
+    ASSERT_TRUE(hold.awaitHeld(std::chrono::seconds(240))) << manager_.processLog();
+    const std::string holder = leaseHolder();
+    EXPECT_FALSE(holder.empty());
+    manager_.process.signal(SIGTERM);
+    const std::optional<int> code = manager_.process.wait(std::chrono::seconds(60));
+    ASSERT_TRUE(code.has_value()) << manager_.processLog();
+    EXPECT_EQ(*code, 1) << manager_.processLog();
+    EXPECT_THAT(manager_.processLog(), HasSubstr("graceful shutdown timed out"));
+    EXPECT_EQ(e2e::sanitizerReport(manager_.processLog()), "");
+    EXPECT_EQ(leaseHolder(), holder) << "the Lease is kept while abandoned work may run";
+  }
+  startManager();
+  for (const char* name : {"tc4", "tc5"}) {
+    EXPECT_TRUE(eventually([&] { return readyTrue(tc(name)); }))
+        << tc(name).dump(2) << manager_.processLog();
+    EXPECT_EQ(jobs(name, "apply").size(), 1U) << name;
+    EXPECT_EQ(succeededApplies(name), 1) << name;
+  }
+  deleteCluster("tc4", "c4");
+  deleteCluster("tc5", "c5");
 }
 
 } // namespace

@@ -97,7 +97,7 @@ protected:
     manager_.start();
   }
 
-  static void TearDownTestSuite() { manager_.process.stop(); }
+  static void TearDownTestSuite() { manager_.stopCleanly(); }
 
   // A tenant `ns` (identity of the same name) with a TerraformCluster `name`
   // (`spec` merged over source and identity) owned by Cluster `cluster`.

@@ -18,28 +18,90 @@ json terraformCluster(const std::string& rv) {
           {"status", {{"ready", false}}}};
 }
 
-// A pass that read a stale copy must not write back what it read.
-TEST(PatchStatusTest, IsRefusedForACopyOlderThanTheServers) {
+// The in-memory API server lists by label selector, as listRunJobs needs.
+TEST(FakeClientTest, ListsByLabelSelector) {
   kube::testing::FakeClient api;
-  api.put(terraformCluster("5"));
-  const json stale = terraformCluster("4");
-  const absl::Status s = patchStatus(api, stale, json{{"ready", false}}, json{{"ready", true}});
-  EXPECT_TRUE(kube::isConflict(s)) << s;
-  EXPECT_EQ(api.writes(), 0U);
-  EXPECT_TRUE(
-      patchStatus(api, terraformCluster("5"), json{{"ready", false}}, json{{"ready", true}}).ok());
-  EXPECT_EQ((*api.get(kinds::kTerraformCluster, {"t1", "c1"}))["status"]["ready"], true);
+  for (const auto& [name, owner] : {std::pair{"j1", "c1"}, std::pair{"j2", "c2"}}) {
+    api.put({{"apiVersion", "batch/v1"},
+             {"kind", "Job"},
+             {"metadata", {{"namespace", "t1"}, {"name", name}, {"labels", {{"owner", owner}}}}}});
+  }
+  kube::ListOptions options;
+  options.ns = "t1";
+  options.label_selector = "owner=c1";
+  auto listed = api.list(kinds::kJob, options);
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  ASSERT_EQ(listed->items.size(), 1U);
+  EXPECT_EQ(kube::meta::name(listed->items[0]), "j1");
+  options.label_selector = "owner in (c1,c2)";
+  EXPECT_EQ(api.list(kinds::kJob, options)->items.size(), 2U);
+  options.label_selector = "owner in (";
+  EXPECT_EQ(kube::reasonOf(api.list(kinds::kJob, options).status()), kube::Reason::kBadRequest);
 }
 
-// The pass's own annotation write moves its copy along, so its status
-// patch afterwards is not refused.
-TEST(PatchStatusTest, FollowsThePassesOwnAnnotationWrite) {
+// A pass that read a stale copy must not write back what it read.
+TEST(ObjectPatcherTest, StatusPatchIsRefusedForACopyOlderThanTheServers) {
+  kube::testing::FakeClient api;
+  api.put(terraformCluster("5"));
+  json stale = terraformCluster("4");
+  ObjectPatcher patcher(api, stale);
+  const absl::Status s = patcher.patchStatus(json{{"ready", false}}, json{{"ready", true}});
+  EXPECT_TRUE(kube::isConflict(s)) << s;
+  EXPECT_EQ(api.writes(), 0U);
+  json current = terraformCluster("5");
+  ObjectPatcher fresh(api, current);
+  EXPECT_TRUE(fresh.patchStatus(json{{"ready", false}}, json{{"ready", true}}).ok());
+  EXPECT_EQ((*api.get(kinds::kTerraformCluster, {"t1", "c1"}))["status"]["ready"], true);
+  EXPECT_EQ(kube::meta::resourceVersion(current),
+            kube::meta::resourceVersion(*api.get(kinds::kTerraformCluster, {"t1", "c1"})));
+}
+
+// Each of the pass's own writes (annotation, finalizer, spec write-back)
+// moves its copy along, so its status patch afterwards is not refused. The
+// spec write-back of spec.controlPlaneEndpoint used to be sent beside the
+// patcher and left the copy behind: the status patch of that pass was then a
+// Conflict with the pass's own write.
+TEST(ObjectPatcherTest, StatusPatchFollowsThePassesOwnWrites) {
   kube::testing::FakeClient api;
   api.put(terraformCluster("5"));
   json object = terraformCluster("5");
-  ASSERT_TRUE(patchAnnotation(api, object, "captf.io/x", std::string("y")).ok());
+  ObjectPatcher patcher(api, object);
+  ASSERT_TRUE(patcher.setAnnotation("captf.io/x", std::string("y")).ok());
+  ASSERT_TRUE(patcher.addFinalizer("example.com/f").ok());
+  ASSERT_TRUE(
+      patcher.patch({{"spec", {{"controlPlaneEndpoint", {{"host", "lb"}, {"port", 6443}}}}}}).ok());
   EXPECT_NE(kube::meta::resourceVersion(object), "5");
-  EXPECT_TRUE(patchStatus(api, object, json{{"ready", false}}, json{{"ready", true}}).ok());
+  EXPECT_TRUE(patcher.patchStatus(json{{"ready", false}}, json{{"ready", true}}).ok());
+  const json stored = *api.get(kinds::kTerraformCluster, {"t1", "c1"});
+  EXPECT_EQ(stored["spec"]["controlPlaneEndpoint"]["port"], 6443);
+  EXPECT_EQ(stored["status"]["ready"], true);
+  EXPECT_TRUE(hasFinalizer(stored, "example.com/f"));
+
+  // The old path: the same write sent around the patcher leaves the copy's
+  // version behind, and the guarded status patch is refused.
+  json behind = stored;
+  ASSERT_TRUE(api.patch(kinds::kTerraformCluster, {"t1", "c1"}, kube::PatchType::kMerge,
+                        {{"spec", {{"controlPlaneEndpoint", {{"port", 6444}}}}}})
+                  .ok());
+  ObjectPatcher old_path(api, behind);
+  EXPECT_TRUE(
+      kube::isConflict(old_path.patchStatus(json{{"ready", true}}, json{{"ready", false}})));
+}
+
+// A write of someone else between the read and the status patch is a
+// Conflict, and so is a finalizer write from that copy.
+TEST(ObjectPatcherTest, WritesOfOthersMakeTheGuardedWritesConflict) {
+  kube::testing::FakeClient api;
+  api.put(terraformCluster("5"));
+  json object = terraformCluster("5");
+  ObjectPatcher patcher(api, object);
+  json other = terraformCluster("5");
+  ASSERT_TRUE(patchAnnotation(api, other, "captf.io/other", std::string("1")).ok());
+  EXPECT_TRUE(kube::isConflict(patcher.addFinalizer("example.com/f")));
+  EXPECT_TRUE(kube::isConflict(patcher.patchStatus(json{{"ready", false}}, json{{"ready", true}})));
+  // Removing the finalizer of an object that is gone is success.
+  ASSERT_TRUE(api.remove(kinds::kTerraformCluster, {"t1", "c1"}).ok());
+  EXPECT_TRUE(patcher.removeFinalizer("example.com/f").ok());
 }
 
 } // namespace

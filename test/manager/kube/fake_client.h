@@ -4,7 +4,8 @@
 // must control what a reader sees: objects keyed by kind and name, one
 // resourceVersion counter, and the API server's write rules that callers
 // branch on (AlreadyExists, NotFound, Conflict on a stale resourceVersion
-// or a failed delete precondition). Lists filter by namespace only.
+// or a failed delete precondition). Lists filter by namespace and label
+// selector (an invalid selector is a BadRequest, as the API server says).
 // Server-side apply is not modelled.
 
 #include <map>
@@ -15,6 +16,7 @@
 #include "manager/kube/client.h"
 #include "manager/kube/errors.h"
 #include "manager/kube/object.h"
+#include "manager/kube/selector.h"
 
 namespace captf::kube::testing {
 
@@ -42,11 +44,16 @@ public:
 
   absl::StatusOr<ObjectList> list(const GroupVersionKind& gvk,
                                   const ListOptions& options) override {
+    auto selector = LabelSelector::parse(options.label_selector);
+    if (!selector.ok()) {
+      return error(400, "BadRequest", std::string(selector.status().message()));
+    }
     std::lock_guard lock(mu_);
     ObjectList out;
     out.resource_version = std::to_string(version_);
     for (const auto& [id, object] : objects_) {
-      if (id.first == gvk && (options.ns.empty() || id.second.ns == options.ns)) {
+      if (id.first == gvk && (options.ns.empty() || id.second.ns == options.ns) &&
+          selector->matches(meta::labels(object))) {
         out.items.push_back(object);
       }
     }

@@ -856,5 +856,127 @@ TEST_F(KubeIntegrationTest, LeaderElectionBetweenTwoProcesses) {
   EXPECT_EQ(holder(*client_, ns_), "");
 }
 
+// A leader runnable that, once stopped, returns only when the test lets it:
+// a controller whose last pass is still running.
+class SlowToStop {
+public:
+  std::unique_ptr<Runnable> runnable(ApiClient& client, const std::string& ns) {
+    return std::make_unique<RunnableFunc>([this, &client, ns](std::stop_token stop) {
+      {
+        std::unique_lock lock(mu_);
+        leading_ = true;
+        cv_.notify_all();
+        cv_.wait(lock, stop, [] { return false; });
+      }
+      // The Lease is still held while the work finishes.
+      const std::string holder_then = holder(client, ns);
+      std::unique_lock lock(mu_);
+      holder_at_stop_ = holder_then;
+      stopping_ = true;
+      cv_.notify_all();
+      cv_.wait(lock, [&] { return let_go_; });
+      returned_ = true;
+      return absl::OkStatus();
+    });
+  }
+  bool awaitLeading() {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, seconds(60), [&] { return leading_; });
+  }
+  bool awaitStopping() {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, seconds(60), [&] { return stopping_; });
+  }
+  void letGo() {
+    std::lock_guard lock(mu_);
+    let_go_ = true;
+    cv_.notify_all();
+  }
+  std::string holderAtStop() {
+    std::lock_guard lock(mu_);
+    return holder_at_stop_;
+  }
+  bool returned() {
+    std::lock_guard lock(mu_);
+    return returned_;
+  }
+
+private:
+  std::mutex mu_;
+  std::condition_variable_any cv_;
+  bool leading_ = false;
+  bool stopping_ = false;
+  bool let_go_ = false;
+  bool returned_ = false;
+  std::string holder_at_stop_;
+};
+
+ManagerOptions leaderOptions(const std::string& ns, const std::string& identity, Duration grace) {
+  ManagerOptions options;
+  options.cache.ns = ns;
+  options.health_probe_address = "127.0.0.1:0";
+  options.leader_election = LeaderElectionMode::kEnabled;
+  options.leader_election_namespace = ns;
+  options.leader_election_id = "captf-test-leader";
+  options.leader_election_config.identity = identity;
+  options.leader_election_config.lease_duration = seconds(4);
+  options.leader_election_config.renew_deadline = seconds(3);
+  options.leader_election_config.retry_period = milliseconds(500);
+  options.graceful_shutdown_timeout = grace;
+  return options;
+}
+
+// A stop lets the leader work finish, keeps the Lease while it does, then
+// releases it and returns OK.
+TEST_F(KubeIntegrationTest, ManagerStopsLeaderWorkBeforeReleasingTheLease) {
+  auto manager = Manager::create(config_, leaderOptions(ns_, "steady", seconds(60)), logger_);
+  ASSERT_TRUE(manager.ok()) << manager.status();
+  SlowToStop work;
+  (*manager)->add(work.runnable(*client_, ns_), NeedLeaderElection::kYes);
+  std::stop_source stop;
+  absl::Status result = absl::UnknownError("not returned");
+  std::jthread runner([&] { result = (*manager)->run(stop.get_token()); });
+  ASSERT_TRUE(work.awaitLeading());
+  stop.request_stop();
+  ASSERT_TRUE(work.awaitStopping());
+  EXPECT_EQ(work.holderAtStop(), "steady");
+  // Still renewed while the work finishes.
+  auto renewTime = [&] {
+    auto lease = client_->get(kLease, {ns_, "captf-test-leader"});
+    return lease.ok() ? (*lease)["spec"].value("renewTime", "") : std::string();
+  };
+  const std::string at_stop = renewTime();
+  EXPECT_TRUE(eventually([&] { return renewTime() != at_stop; })) << "the Lease is renewed";
+  EXPECT_EQ(holder(*client_, ns_), "steady");
+  work.letGo();
+  runner.join();
+  EXPECT_TRUE(result.ok()) << result;
+  EXPECT_TRUE(work.returned());
+  EXPECT_EQ(holder(*client_, ns_), "") << "released once the work returned";
+}
+
+// Work that outlives the graceful shutdown timeout: run() returns
+// DeadlineExceeded with the work still running and the Lease kept, so no
+// other replica leads beside it.
+TEST_F(KubeIntegrationTest, ManagerGivesUpAtTheGracefulShutdownTimeoutAndKeepsTheLease) {
+  auto manager = Manager::create(config_, leaderOptions(ns_, "stuck", seconds(1)), logger_);
+  ASSERT_TRUE(manager.ok()) << manager.status();
+  SlowToStop work;
+  (*manager)->add(work.runnable(*client_, ns_), NeedLeaderElection::kYes);
+  std::stop_source stop;
+  absl::Status result;
+  std::jthread runner([&] { result = (*manager)->run(stop.get_token()); });
+  ASSERT_TRUE(work.awaitLeading());
+  stop.request_stop();
+  runner.join();
+  EXPECT_TRUE(absl::IsDeadlineExceeded(result)) << result;
+  EXPECT_FALSE(work.returned());
+  EXPECT_EQ(holder(*client_, ns_), "stuck");
+  // The destructor waits for the abandoned work (the binary exits instead).
+  work.letGo();
+  manager->reset();
+  EXPECT_TRUE(work.returned());
+}
+
 } // namespace
 } // namespace captf::kube
