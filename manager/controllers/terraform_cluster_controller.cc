@@ -14,6 +14,7 @@
 #include "manager/controllers/workload.h"
 #include "manager/kube/errors.h"
 #include "manager/kube/patch.h"
+#include "manager/lifecycle/bookkeeping.h"
 #include "manager/lifecycle/decision.h"
 #include "manager/lifecycle/defaults.h"
 #include "manager/lifecycle/history.h"
@@ -439,63 +440,29 @@ absl::Status TerraformClusterReconciler::bookkeep(Pass& pass, size_t index) {
     message = terminationMessage(**pod, kSourceContainer);
   }
   const bool deadline = jobDeadlineExceeded(run.job);
-  const bool job_succeeded = run.record.outcome == lifecycle::JobOutcome::kSucceeded;
-  auto report = workspace::parseRunResult(
-      name, op, message ? std::optional<std::string_view>(*message) : std::nullopt);
-  workspace::RunOutcome outcome = workspace::RunOutcome::kFailed;
-  api::LastRun last_run;
-  std::optional<workspace::RunReport> parsed;
-  if (report.ok()) {
-    parsed = *report;
-    outcome = report->outcome;
-    last_run = report->last_run;
-    if (job_succeeded) {
-      outcome = workspace::RunOutcome::kSucceeded;
-    } else if (outcome == workspace::RunOutcome::kSucceeded) {
-      outcome = workspace::RunOutcome::kFailed; // the Job failed after a good result
-    }
-  } else {
-    last_run = workspace::lastRunWithoutResult(name, op);
-    outcome = job_succeeded ? workspace::RunOutcome::kSucceeded : workspace::RunOutcome::kFailed;
-    // A runner pod deleted or evicted from outside before it could write a
-    // result: stopped from outside, retried without backoff. (A pod that
-    // exists without a result crashed: that counts as a failure.)
-    if (!job_succeeded && !pod->has_value() && !deadline && !message) {
-      outcome = workspace::RunOutcome::kInterrupted;
-    }
-    if (op == api::Operation::kPlan) {
-      json job_ref = run.job;
-      if (absl::Status s = patchAnnotation(deps_.api, job_ref, api::kAnnotationPlanUnreadable,
-                                           std::string("true"));
-          !s.ok() && !kube::isNotFound(s)) {
-        return s;
-      }
-    }
-  }
+  lifecycle::FinishedJobFacts facts;
+  facts.job = name;
+  facts.operation = op;
+  facts.job_succeeded = run.record.outcome == lifecycle::JobOutcome::kSucceeded;
+  facts.pod_exists = pod->has_value();
+  facts.deadline_exceeded = deadline;
+  facts.termination_message = message;
+  const lifecycle::FinishedRun finished = lifecycle::classifyFinishedRun(facts);
+  const workspace::RunOutcome outcome = finished.outcome;
+  const api::LastRun& last_run = finished.last_run;
+  const std::optional<workspace::RunReport>& parsed = finished.report;
+  run.record.outcome = finished.job_outcome;
   // Marks the next pass (and the decision) read back from the Job.
-  std::optional<std::string_view> mark;
-  switch (outcome) {
-  case workspace::RunOutcome::kInterrupted:
-    mark = api::kAnnotationInterrupted;
-    run.record.outcome = lifecycle::JobOutcome::kInterrupted;
-    break;
-  case workspace::RunOutcome::kBlocked:
-    mark = api::kAnnotationDestructivePlanBlocked;
-    run.record.outcome = lifecycle::JobOutcome::kBlocked;
-    break;
-  case workspace::RunOutcome::kPlanChanged:
-    mark = api::kAnnotationPlanChanged;
-    run.record.outcome = lifecycle::JobOutcome::kPlanChanged;
-    break;
-  case workspace::RunOutcome::kSucceeded:
-    run.record.outcome = lifecycle::JobOutcome::kSucceeded;
-    break;
-  case workspace::RunOutcome::kFailed:
-    run.record.outcome = lifecycle::JobOutcome::kFailed;
-    break;
+  if (finished.plan_unreadable) {
+    json job_ref = run.job;
+    if (absl::Status s = patchAnnotation(deps_.api, job_ref, api::kAnnotationPlanUnreadable,
+                                         std::string("true"));
+        !s.ok() && !kube::isNotFound(s)) {
+      return s;
+    }
   }
-  if (mark) {
-    if (absl::Status s = patchAnnotation(deps_.api, run.job, *mark, std::string("true"));
+  if (finished.mark) {
+    if (absl::Status s = patchAnnotation(deps_.api, run.job, *finished.mark, std::string("true"));
         !s.ok() && !kube::isNotFound(s)) {
       return s;
     }
