@@ -62,17 +62,31 @@ function(captf_test name label)
   endif()
 endfunction()
 
-# libFuzzer targets, built by the `fuzz` preset only: there CAPTF_FUZZ is on
-# and every library is compiled with -fsanitize=fuzzer-no-link (coverage
-# feedback) plus ASan and UBSan, so a target links libFuzzer's main alone.
-#   captf_fuzzer(NAME SOURCES ... DEPS ...)
-# Run: build/fuzz/<dir>/NAME -max_total_time=600 CORPUS_DIR [SEEDS...]
+# libFuzzer targets. In the `fuzz` preset CAPTF_FUZZ is on and every library
+# is compiled with -fsanitize=fuzzer-no-link (coverage feedback) plus ASan
+# and UBSan, so a target links libFuzzer's main alone. In every other preset
+# the target links test/fuzz_replay_main.cc instead and replays its CORPUS
+# once as a unit test (`<name>`), so it compiles with the product and its
+# seeds stay crash-free under the build's sanitizers.
+#   captf_fuzzer(NAME SOURCES ... DEPS ... CORPUS DIR_OR_FILE...)
+# Fuzz: build/fuzz/<dir>/NAME -max_total_time=600 CORPUS_DIR [SEEDS...]
 function(captf_fuzzer name)
-  if(NOT CAPTF_FUZZ)
+  cmake_parse_arguments(F "" "" "SOURCES;DEPS;CORPUS" ${ARGN})
+  if(CAPTF_FUZZ)
+    add_executable(${name} ${F_SOURCES})
+    target_link_libraries(${name} PRIVATE ${F_DEPS} project_options project_warnings)
+    target_link_options(${name} PRIVATE -fsanitize=fuzzer)
     return()
   endif()
-  cmake_parse_arguments(F "" "" "SOURCES;DEPS" ${ARGN})
-  add_executable(${name} ${F_SOURCES})
+  if(NOT CAPTF_BUILD_TESTS)
+    return()
+  endif()
+  add_executable(${name} ${F_SOURCES} ${PROJECT_SOURCE_DIR}/test/fuzz_replay_main.cc)
   target_link_libraries(${name} PRIVATE ${F_DEPS} project_options project_warnings)
-  target_link_options(${name} PRIVATE -fsanitize=fuzzer)
+  set(corpus "")
+  foreach(path IN LISTS F_CORPUS)
+    list(APPEND corpus "${CMAKE_CURRENT_SOURCE_DIR}/${path}")
+  endforeach()
+  add_test(NAME ${name} COMMAND ${name} ${corpus})
+  set_tests_properties(${name} PROPERTIES LABELS unit TIMEOUT 120)
 endfunction()

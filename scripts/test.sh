@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: installs what is missing, builds the
-# rig's components (once per version, cached under ~/.cache/captf-rig), builds
-# the project with the dev preset (ASan + UBSan, -Werror) and runs every tier.
+# rig's components (once per version, cached under ~/.cache/captf-rig), checks
+# the format of every C++ file, builds the project with the dev preset
+# (ASan + UBSan, -Werror) and runs every tier.
 #   scripts/test.sh                 every tier
 #   scripts/test.sh -L unit         any extra arguments go to ctest
 set -euo pipefail
@@ -18,6 +19,13 @@ rig_log="$(mktemp)"
 setsid test/rig/rig build capi > "$rig_log" 2>&1 &
 rig_pid=$!
 trap 'kill -- -"$rig_pid" 2>/dev/null || true' EXIT
+stage "format: clang-format on every C++ file"
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  git ls-files -z '*.cc' '*.h' | xargs -0 clang-format --dry-run -Werror
+else
+  find contract runner lint webhooks manager test bench \( -name '*.cc' -o -name '*.h' \) -print0 |
+    xargs -0 clang-format --dry-run -Werror
+fi
 stage "build: cmake --preset dev"
 cmake --preset dev >/dev/null
 cmake --build --preset dev

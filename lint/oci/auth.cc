@@ -7,6 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_replace.h"
+#include "contract/digest.h"
 #include "lint/strings.h"
 
 namespace captf::lint::oci {
@@ -228,7 +231,8 @@ absl::StatusOr<std::optional<Credentials>> lookupCredentials(std::string_view re
 }
 
 std::string basicAuthorization(const Credentials& credentials) {
-  return concat("Basic ", base64Encode(concat(credentials.username, ":", credentials.password)));
+  return concat("Basic ",
+                contract::base64Encode(concat(credentials.username, ":", credentials.password)));
 }
 
 absl::StatusOr<std::string> parseTokenResponse(std::string_view body) {
@@ -245,71 +249,16 @@ absl::StatusOr<std::string> parseTokenResponse(std::string_view body) {
   return absl::InvalidArgumentError("the token endpoint's answer has no \"token\"");
 }
 
-std::string base64Encode(std::string_view data) {
-  static constexpr std::string_view kAlphabet =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((data.size() + 2) / 3 * 4);
-  std::size_t i = 0;
-  for (; i + 2 < data.size(); i += 3) {
-    const auto n = (static_cast<uint32_t>(static_cast<unsigned char>(data[i])) << 16) |
-                   (static_cast<uint32_t>(static_cast<unsigned char>(data[i + 1])) << 8) |
-                   static_cast<uint32_t>(static_cast<unsigned char>(data[i + 2]));
-    out += kAlphabet[(n >> 18) & 63];
-    out += kAlphabet[(n >> 12) & 63];
-    out += kAlphabet[(n >> 6) & 63];
-    out += kAlphabet[n & 63];
-  }
-  if (i < data.size()) {
-    auto n = static_cast<uint32_t>(static_cast<unsigned char>(data[i])) << 16;
-    if (i + 1 < data.size()) {
-      n |= static_cast<uint32_t>(static_cast<unsigned char>(data[i + 1])) << 8;
-    }
-    out += kAlphabet[(n >> 18) & 63];
-    out += kAlphabet[(n >> 12) & 63];
-    out += i + 1 < data.size() ? kAlphabet[(n >> 6) & 63] : '=';
-    out += '=';
-  }
-  return out;
-}
-
 absl::StatusOr<std::string> base64Decode(std::string_view data) {
+  // Docker config files wrap long values and some writers use the URL-safe
+  // alphabet or drop the padding: Abseil takes unpadded input of either.
+  const std::string compact =
+      absl::StrReplaceAll(absl::string_view(data.data(), data.size()), {{"\n", ""}, {"\r", ""}});
   std::string out;
-  uint32_t acc = 0;
-  int bits = 0;
-  std::size_t pad = 0;
-  for (const char c : data) {
-    int v = -1;
-    if (c >= 'A' && c <= 'Z') {
-      v = c - 'A';
-    } else if (c >= 'a' && c <= 'z') {
-      v = c - 'a' + 26;
-    } else if (c >= '0' && c <= '9') {
-      v = c - '0' + 52;
-    } else if (c == '+' || c == '-') {
-      v = 62;
-    } else if (c == '/' || c == '_') {
-      v = 63;
-    } else if (c == '=') {
-      ++pad;
-      continue;
-    } else if (c == '\n' || c == '\r') {
-      continue;
-    }
-    if (v < 0 || pad > 0) {
-      return absl::InvalidArgumentError("invalid base64");
-    }
-    acc = (acc << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out += static_cast<char>((acc >> bits) & 0xFF);
-    }
+  if (absl::Base64Unescape(compact, &out) || absl::WebSafeBase64Unescape(compact, &out)) {
+    return out;
   }
-  if (pad > 2) {
-    return absl::InvalidArgumentError("invalid base64");
-  }
-  return out;
+  return absl::InvalidArgumentError("invalid base64");
 }
 
 std::string queryEscape(std::string_view s) {

@@ -64,8 +64,9 @@ std::string basicAuthorization(const Credentials& credentials);
 // absent.
 absl::StatusOr<std::string> parseTokenResponse(std::string_view body);
 
-// Base64 (standard alphabet, with padding).
-std::string base64Encode(std::string_view data);
+// Decodes a base64 value of a Docker config file: the standard or the
+// URL-safe alphabet, padded or not, line breaks ignored. (Encoding is
+// contract::base64Encode.)
 absl::StatusOr<std::string> base64Decode(std::string_view data);
 
 // Percent-encodes a query component.

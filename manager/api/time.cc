@@ -5,90 +5,28 @@
 #include <fmt/format.h>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 
 namespace captf::api {
-namespace {
-
-// Reads exactly `n` decimal digits at text[pos...]; false if any is not a digit.
-bool readDigits(std::string_view text, std::size_t pos, std::size_t n, int& out) {
-  if (pos + n > text.size()) {
-    return false;
-  }
-  int v = 0;
-  for (std::size_t i = pos; i < pos + n; ++i) {
-    const char c = text[i];
-    if (c < '0' || c > '9') {
-      return false;
-    }
-    v = v * 10 + (c - '0');
-  }
-  out = v;
-  return true;
-}
-
-absl::Status bad(std::string_view text, std::string_view why) {
-  return absl::InvalidArgumentError(fmt::format("invalid RFC 3339 time \"{}\": {}", text, why));
-}
-
-} // namespace
 
 absl::StatusOr<Time> parseTime(std::string_view text) {
-  int year = 0;
-  int month = 0;
-  int day = 0;
-  int hour = 0;
-  int minute = 0;
-  int second = 0;
-  if (!readDigits(text, 0, 4, year) || text.size() < 19 || text[4] != '-' ||
-      !readDigits(text, 5, 2, month) || text[7] != '-' || !readDigits(text, 8, 2, day) ||
-      (text[10] != 'T' && text[10] != 't') || !readDigits(text, 11, 2, hour) || text[13] != ':' ||
-      !readDigits(text, 14, 2, minute) || text[16] != ':' || !readDigits(text, 17, 2, second)) {
-    return bad(text, "want YYYY-MM-DDTHH:MM:SS followed by Z or an offset");
+  // Abseil's RFC 3339 grammar ("T" or "t", fractional seconds, "Z" or an
+  // offset; dates and times out of range refused), except that it also takes
+  // a "+0100" offset, which RFC 3339 and the API server do not.
+  const bool zulu = !text.empty() && (text.back() == 'Z' || text.back() == 'z');
+  const bool colon_offset = text.size() > 6 && text[text.size() - 3] == ':' &&
+                            (text[text.size() - 6] == '+' || text[text.size() - 6] == '-');
+  absl::Time parsed;
+  std::string error;
+  if ((!zulu && !colon_offset) ||
+      !absl::ParseTime(absl::RFC3339_full, absl::string_view(text.data(), text.size()), &parsed,
+                       &error)) {
+    return absl::InvalidArgumentError(
+        fmt::format("invalid RFC 3339 time \"{}\": want YYYY-MM-DDTHH:MM:SS followed by Z or an "
+                    "offset",
+                    text));
   }
-  const std::chrono::year_month_day ymd{std::chrono::year{year},
-                                        std::chrono::month{static_cast<unsigned>(month)},
-                                        std::chrono::day{static_cast<unsigned>(day)}};
-  if (!ymd.ok()) {
-    return bad(text, "no such date");
-  }
-  if (hour > 23 || minute > 59 || second > 60) {
-    return bad(text, "time of day out of range");
-  }
-  std::size_t pos = 19;
-  if (pos < text.size() && text[pos] == '.') {
-    ++pos;
-    const std::size_t start = pos;
-    while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') {
-      ++pos;
-    }
-    if (pos == start) {
-      return bad(text, "empty fractional seconds");
-    }
-  }
-  int offset_minutes = 0;
-  if (pos < text.size() && (text[pos] == 'Z' || text[pos] == 'z')) {
-    ++pos;
-  } else if (pos < text.size() && (text[pos] == '+' || text[pos] == '-')) {
-    const int sign = text[pos] == '-' ? -1 : 1;
-    int oh = 0;
-    int om = 0;
-    if (!readDigits(text, pos + 1, 2, oh) || pos + 3 >= text.size() || text[pos + 3] != ':' ||
-        !readDigits(text, pos + 4, 2, om) || oh > 23 || om > 59) {
-      return bad(text, "malformed UTC offset");
-    }
-    offset_minutes = sign * (oh * 60 + om);
-    pos += 6;
-  } else {
-    return bad(text, "missing Z or UTC offset");
-  }
-  if (pos != text.size()) {
-    return bad(text, "trailing characters");
-  }
-  // A leap second (":60") is folded into the next second, as Go does.
-  const auto secs = std::chrono::sys_days{ymd} + std::chrono::hours{hour} +
-                    std::chrono::minutes{minute} + std::chrono::seconds{second} -
-                    std::chrono::minutes{offset_minutes};
-  return Time{std::chrono::time_point_cast<std::chrono::seconds>(secs)};
+  return Time{std::chrono::time_point_cast<std::chrono::seconds>(absl::ToChronoTime(parsed))};
 }
 
 std::string formatTime(const Time& t) {

@@ -3,8 +3,8 @@
 // successful parse is then walked the way the checks walk it.
 //
 //   cmake --preset fuzz && cmake --build build/fuzz --target captf_lint_hcl_parser_fuzz
-//   build/fuzz/test/lint/captf_lint_hcl_parser_fuzz -dict=test/lint/fuzz/hcl.dict \
-//       -max_total_time=600 /tmp/corpus test/lint/fuzz/corpus
+//   build/fuzz/test/lint/captf_lint_hcl_parser_fuzz -dict=test/lint/fuzz/hcl.dict
+//       -max_total_time=600 /tmp/corpus test/lint/fuzz/corpus   (one command line)
 #include <cstddef>
 #include <cstdint>
 #include <string>

@@ -4,7 +4,7 @@
 // answers and image references. Build and run like hcl_parser_fuzz.cc:
 //
 //   cmake --preset fuzz && cmake --build build/fuzz --target captf_lint_oci_manifest_fuzz
-//   build/fuzz/test/lint/captf_lint_oci_manifest_fuzz -max_total_time=600 \
+//   build/fuzz/test/lint/captf_lint_oci_manifest_fuzz -max_total_time=600
 //       /tmp/oci-corpus test/lint/fuzz/oci_corpus
 #include <array>
 #include <cstddef>

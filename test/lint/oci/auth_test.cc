@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "contract/digest.h"
 #include "lint/oci/auth.h"
 #include "test/lint/oci/oci_test_util.h"
 
@@ -69,7 +70,7 @@ TEST(Keychain, FindsCredentialsByHost) {
   testing::TempDir tmp;
   std::ofstream(tmp.path() / "config.json") << R"({"auths":{
       "https://registry.example:5000/v1/":{"auth":")" +
-                                                   base64Encode("alice:s3cret") + R"("},
+                                                   contract::base64Encode("alice:s3cret") + R"("},
       "https://index.docker.io/v1/":{"username":"bob","password":"pw"}}})";
   KeychainEnv env;
   env.docker_config = tmp.path().string();
@@ -96,11 +97,15 @@ TEST(Token, ReadsTokenOrAccessToken) {
   EXPECT_FALSE(parseTokenResponse("<html>").ok());
 }
 
-TEST(Base64, RoundTrips) {
+TEST(Base64, DecodesWhatDockerConfigWritersWrite) {
   for (std::string_view s : {"", "a", "ab", "abc", "user:pass word"}) {
-    EXPECT_EQ(*base64Decode(base64Encode(s)), s);
+    EXPECT_EQ(*base64Decode(contract::base64Encode(s)), s);
   }
-  EXPECT_EQ(base64Encode("alice:s3cret"), "YWxpY2U6czNjcmV0");
+  EXPECT_EQ(contract::base64Encode("alice:s3cret"), "YWxpY2U6czNjcmV0");
+  EXPECT_EQ(*base64Decode("YWxpY2U6czNjcmV0\n"), "alice:s3cret");
+  EXPECT_EQ(*base64Decode("YTpi"), "a:b");
+  EXPECT_EQ(*base64Decode("YQ"), "a") << "unpadded";
+  EXPECT_EQ(*base64Decode("-_8="), "\xfb\xff") << "URL-safe alphabet";
   EXPECT_FALSE(base64Decode("@@").ok());
   EXPECT_EQ(basicAuthorization({"a", "b"}), "Basic YTpi");
   EXPECT_EQ(queryEscape("repository:a/b:pull"), "repository%3Aa%2Fb%3Apull");

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "contract/digest.h"
 #include "lint/oci/resolve.h"
 #include "lint/oci/source.h"
 #include "test/lint/oci/oci_test_util.h"
@@ -38,8 +39,8 @@ protected:
   KeychainEnv withCredentials(const std::string& host, const std::string& user,
                               const std::string& password) {
     std::ofstream(keychain_dir_.path() / "config.json")
-        << R"({"auths":{")" << host << R"(":{"auth":")" << base64Encode(user + ":" + password)
-        << R"("}}})";
+        << R"({"auths":{")" << host << R"(":{"auth":")"
+        << contract::base64Encode(user + ":" + password) << R"("}}})";
     KeychainEnv env;
     env.docker_config = keychain_dir_.path().string();
     return env;

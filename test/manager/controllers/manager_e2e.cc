@@ -264,6 +264,22 @@ void createTenant(const std::string& ns, const std::string& identity,
          {"allowedNamespaces", {{"list", {ns}}}}}}});
 }
 
+void createClusterPair(const std::string& ns, const std::string& name, const std::string& cluster,
+                       const json& spec) {
+  apply({{"apiVersion", "infrastructure.cluster.x-k8s.io/v1alpha1"},
+         {"kind", "TerraformCluster"},
+         {"metadata", {{"name", name}, {"namespace", ns}}},
+         {"spec", spec}});
+  apply({{"apiVersion", "cluster.x-k8s.io/v1beta2"},
+         {"kind", "Cluster"},
+         {"metadata", {{"name", cluster}, {"namespace", ns}}},
+         {"spec",
+          {{"infrastructureRef",
+            {{"apiGroup", "infrastructure.cluster.x-k8s.io"},
+             {"kind", "TerraformCluster"},
+             {"name", name}}}}}});
+}
+
 void rotateCredentials(const std::string& identity,
                        const std::map<std::string, std::string>& data) {
   apply({{"apiVersion", "v1"},

@@ -115,6 +115,11 @@ void installManager(ManagerRig& rig);
 // (string values) and allows only `ns`.
 void createTenant(const std::string& ns, const std::string& identity,
                   const std::map<std::string, std::string>& data);
+// A TerraformCluster `name` in `ns` with `spec`, and the Cluster API Cluster
+// `cluster` whose infrastructureRef names it (fails the test when refused).
+void createClusterPair(const std::string& ns, const std::string& name, const std::string& cluster,
+                       const json& spec);
+
 // Replaces the data of the tenant's credentials Secret (a rotation).
 void rotateCredentials(const std::string& identity, const std::map<std::string, std::string>& data);
 

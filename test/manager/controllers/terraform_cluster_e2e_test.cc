@@ -99,19 +99,9 @@ protected:
   static std::string managerLog() { return manager_.logText(); }
   // A TerraformCluster `name` (the noop module) under the Cluster `cluster`.
   static void createCluster(const std::string& name, const std::string& cluster) {
-    apply({{"apiVersion", "infrastructure.cluster.x-k8s.io/v1alpha1"},
-           {"kind", "TerraformCluster"},
-           {"metadata", {{"name", name}, {"namespace", kNamespace}}},
-           {"spec",
-            {{"source", {{"image", module_image_}}}, {"identityRef", {{"name", kIdentity}}}}}});
-    apply({{"apiVersion", "cluster.x-k8s.io/v1beta2"},
-           {"kind", "Cluster"},
-           {"metadata", {{"name", cluster}, {"namespace", kNamespace}}},
-           {"spec",
-            {{"infrastructureRef",
-              {{"apiGroup", "infrastructure.cluster.x-k8s.io"},
-               {"kind", "TerraformCluster"},
-               {"name", name}}}}}});
+    e2e::createClusterPair(
+        kNamespace, name, cluster,
+        {{"source", {{"image", module_image_}}}, {"identityRef", {{"name", kIdentity}}}});
   }
   // Deletes the Cluster and waits until its TerraformCluster is gone.
   static void deleteCluster(const std::string& name, const std::string& cluster) {
@@ -354,18 +344,9 @@ TEST_F(TerraformClusterE2eTest, RecoversFromManagerRunnerAndApiServerFaults) {
                                             "  }\n"
                                             "}\n",
                                         env().tofu);
-  apply({{"apiVersion", "infrastructure.cluster.x-k8s.io/v1alpha1"},
-         {"kind", "TerraformCluster"},
-         {"metadata", {{"name", name}, {"namespace", kNamespace}}},
-         {"spec", {{"source", {{"image", slow_image}}}, {"identityRef", {{"name", kIdentity}}}}}});
-  apply({{"apiVersion", "cluster.x-k8s.io/v1beta2"},
-         {"kind", "Cluster"},
-         {"metadata", {{"name", "c2"}, {"namespace", kNamespace}}},
-         {"spec",
-          {{"infrastructureRef",
-            {{"apiGroup", "infrastructure.cluster.x-k8s.io"},
-             {"kind", "TerraformCluster"},
-             {"name", name}}}}}});
+  e2e::createClusterPair(
+      kNamespace, name, "c2",
+      {{"source", {{"image", slow_image}}}, {"identityRef", {{"name", kIdentity}}}});
   std::string job;
   ASSERT_TRUE(eventually([&] {
     const auto names = jobs(name, "apply");

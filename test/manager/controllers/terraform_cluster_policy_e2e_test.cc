@@ -106,18 +106,7 @@ protected:
     e2e::createTenant(ns, ns, {{kTokenKey, "rotation-1"}});
     json full = {{"source", {{"image", module_image_}}}, {"identityRef", {{"name", ns}}}};
     full.update(spec);
-    apply({{"apiVersion", "infrastructure.cluster.x-k8s.io/v1alpha1"},
-           {"kind", "TerraformCluster"},
-           {"metadata", {{"name", name}, {"namespace", ns}}},
-           {"spec", full}});
-    apply({{"apiVersion", "cluster.x-k8s.io/v1beta2"},
-           {"kind", "Cluster"},
-           {"metadata", {{"name", cluster}, {"namespace", ns}}},
-           {"spec",
-            {{"infrastructureRef",
-              {{"apiGroup", "infrastructure.cluster.x-k8s.io"},
-               {"kind", "TerraformCluster"},
-               {"name", name}}}}}});
+    e2e::createClusterPair(ns, name, cluster, full);
   }
 
   // Deletes the Cluster and waits until the TerraformCluster is gone.
