@@ -6,13 +6,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
-#include <condition_variable>
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <stop_token>
 #include <string>
@@ -33,8 +31,8 @@
 #include "manager/kube/diagnostics_server.h"
 #include "manager/kube/discovery.h"
 #include "manager/kube/manager.h"
-#include "webhooks/kube_lookups.h"
 #include "webhooks/server.h"
+#include "webhooks/service.h"
 
 #ifndef CAPTF_VERSION
 #define CAPTF_VERSION "0.0.0"
@@ -100,38 +98,6 @@ std::string leaderElectionNamespace() {
   }
   return kDefaultNamespace;
 }
-
-// The validating webhooks as a manager runnable: served on every replica,
-// leader or not (§1, §10), stopped with the runnables that need no
-// leadership, after the leader work (docs/decisions/shutdown.md). Owns what
-// the server points into.
-class WebhookRunnable final : public captf::kube::Runnable {
-public:
-  WebhookRunnable(captf::kube::RestClient& rest, captf::webhooks::ServerOptions options,
-                  std::shared_ptr<spdlog::logger> logger)
-      : client_(rest, mapper_), lookups_(client_), reviewer_(rest), handler_(lookups_, reviewer_),
-        server_(std::move(options), handler_, std::move(logger)) {
-    captf::webhooks::addAdmissionResources(mapper_);
-  }
-  captf::webhooks::WebhookServer& server() { return server_; }
-
-  absl::Status start(std::stop_token stop) override {
-    std::mutex mu;
-    std::condition_variable_any cv;
-    std::unique_lock lock(mu);
-    cv.wait(lock, stop, [] { return false; });
-    server_.stop();
-    return absl::OkStatus();
-  }
-
-private:
-  captf::kube::StaticRestMapper mapper_;
-  captf::kube::ApiClient client_;
-  captf::webhooks::KubeAdmissionLookups lookups_;
-  captf::webhooks::KubeAccessReviewer reviewer_;
-  const captf::webhooks::AdmissionHandler handler_;
-  captf::webhooks::WebhookServer server_;
-};
 
 std::string versionString() {
   return std::string("captf manager ") + CAPTF_VERSION + " (commit " + CAPTF_COMMIT +
@@ -396,12 +362,17 @@ int run(int argc, char** argv) {
   }
 
   // The webhooks: every replica serves them, leader or not (§1, §10); the
-  // readiness probe includes the server. The manager owns the runnable, and
+  // readiness probe includes the server. The manager owns the service, and
   // with it the server its checks point into.
-  auto webhooks =
-      std::make_unique<WebhookRunnable>(mgr.apiClient().rest(), std::move(webhook), logger);
-  captf::webhooks::WebhookServer* webhook_server = &webhooks->server();
-  if (absl::Status s = webhook_server->start(); !s.ok()) {
+  auto webhooks = captf::webhooks::AdmissionService::create(*config, std::move(webhook), logger,
+                                                            &mgr.metrics());
+  if (!webhooks.ok()) {
+    logger->error("cannot set up the webhooks error=\"{}\"",
+                  std::string(webhooks.status().message()));
+    return 1;
+  }
+  captf::webhooks::AdmissionService* webhook_server = webhooks->get();
+  if (absl::Status s = webhook_server->listen(); !s.ok()) {
     logger->error("cannot start the webhook server error=\"{}\"", std::string(s.message()));
     return 1;
   }
@@ -410,7 +381,7 @@ int run(int argc, char** argv) {
                [webhook_server] { return webhook_server->ready(); });
   mgr.addCheck(captf::kube::CheckKind::kHealthz, "webhook",
                [webhook_server] { return webhook_server->ready(); });
-  mgr.add(std::move(webhooks), captf::kube::NeedLeaderElection::kNo);
+  mgr.add(*std::move(webhooks), captf::kube::NeedLeaderElection::kNo);
 
   // Declared after the manager, whose metrics and client they read: they go
   // first.

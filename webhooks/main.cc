@@ -12,12 +12,10 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include "manager/kube/clock.h"
 #include "manager/kube/config.h"
-#include "manager/kube/discovery.h"
-#include "webhooks/kube_lookups.h"
 #include "webhooks/registrations.h"
 #include "webhooks/server.h"
+#include "webhooks/service.h"
 
 namespace {
 
@@ -60,7 +58,8 @@ int run(int argc, char** argv) {
     return 0;
   }
 
-  auto logger = spdlog::stderr_logger_mt("webhook-server");
+  auto logger = std::make_shared<spdlog::logger>("webhook-server",
+                                                 std::make_shared<spdlog::sinks::stderr_sink_mt>());
   logger->set_level(spdlog::level::from_str(log_level));
 
   absl::StatusOr<captf::webhooks::TlsVersion> min_version =
@@ -80,22 +79,13 @@ int run(int argc, char** argv) {
                   std::string(config.status().message()));
     return 1;
   }
-  // Lookups and reviews must answer well inside the request deadline.
-  config->timeout = std::chrono::seconds(5);
   config->user_agent = "captf-webhook-server";
-  absl::StatusOr<std::unique_ptr<captf::kube::RestClient>> rest =
-      captf::kube::RestClient::create(*config, captf::kube::realClock(), nullptr, logger);
-  if (!rest.ok()) {
+  auto service = captf::webhooks::AdmissionService::create(*config, options, logger);
+  if (!service.ok()) {
     logger->error("cannot create the Kubernetes client error={}",
-                  std::string(rest.status().message()));
+                  std::string(service.status().message()));
     return 1;
   }
-  captf::kube::StaticRestMapper mapper;
-  captf::webhooks::addAdmissionResources(mapper);
-  captf::kube::ApiClient client(**rest, mapper);
-  captf::webhooks::KubeAdmissionLookups lookups(client);
-  captf::webhooks::KubeAccessReviewer reviewer(**rest);
-  const captf::webhooks::AdmissionHandler handler(lookups, reviewer);
 
   // Block the signals before any thread starts so that only sigwait sees
   // them.
@@ -105,17 +95,16 @@ int run(int argc, char** argv) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  captf::webhooks::WebhookServer server(options, handler, logger);
-  if (absl::Status s = server.start(); !s.ok()) {
+  if (absl::Status s = (*service)->listen(); !s.ok()) {
     logger->error("cannot start the webhook server error={}", std::string(s.message()));
     return 1;
   }
   // Tests read the port from here when they pass --webhook-port=0.
-  std::cout << "listening on port " << server.port() << std::endl;
+  std::cout << "listening on port " << (*service)->port() << std::endl;
   int received = 0;
   sigwait(&signals, &received);
   logger->info("stopping signal={}", received);
-  server.stop();
+  (*service)->stop();
   return 0;
 }
 
