@@ -184,6 +184,22 @@ std::string conditionReasonOf(const api::TerraformClusterStatus& status, std::st
 absl::StatusOr<kube::Result>
 TerraformClusterReconciler::reconcile(const kube::ReconcileContext& ctx,
                                       const kube::Request& request) {
+  absl::StatusOr<kube::Result> result = reconcilePass(ctx, request);
+  if (kube::isConflict(result.status())) {
+    // A guarded write lost a race with a newer one (most often the cache had
+    // not yet seen this controller's previous status patch): nothing of the
+    // pass was kept after it, and the pass runs again from the newer copy. A
+    // lost race, not a reconcile error worth an error line and an alert.
+    ctx.log.info("lost a write race, reconciling again object={} error=\"{}\"", request.str(),
+                 std::string(result.status().message()));
+    return kube::Result{.requeue_after = kube::Duration::zero(), .requeue = true};
+  }
+  return result;
+}
+
+absl::StatusOr<kube::Result>
+TerraformClusterReconciler::reconcilePass(const kube::ReconcileContext& ctx,
+                                          const kube::Request& request) {
   auto object = deps_.cached.get(kinds::kTerraformCluster, request);
   if (!object.ok()) {
     if (kube::isNotFound(object.status())) {

@@ -52,6 +52,9 @@ public:
   struct Pass; // one reconcile's working set (opaque)
 
 private:
+  // The pass; reconcile() turns its Conflicts into a quiet requeue.
+  absl::StatusOr<kube::Result> reconcilePass(const kube::ReconcileContext& ctx,
+                                             const kube::Request& request);
   absl::Status reconcileOwner(Pass& pass);
   absl::Status reconcileCredentials(Pass& pass);
   absl::Status reconcileJobs(Pass& pass);
