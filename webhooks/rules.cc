@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "webhooks/image_reference.h"
+#include "contract/image_reference.h"
 
 namespace captf::webhooks {
 namespace {
@@ -34,7 +34,7 @@ std::string_view roleName(contract::Role role) {
 
 void validateSource(const api::Source& source, const api::FieldPath& path, FieldErrorList& errors) {
   std::string why;
-  if (!parseImageReference(source.image, &why)) {
+  if (!contract::parseImageReference(source.image, &why)) {
     errors.push_back(invalid(path.child("image"), source.image, why));
   }
 }

@@ -13,7 +13,7 @@
 namespace captf::webhooks {
 
 // spec.source.image is a syntactically valid OCI reference with a tag or a
-// digest (webhooks/image_reference.h).
+// digest (contract/image_reference.h).
 void validateSource(const api::Source& source, const api::FieldPath& path, FieldErrorList& errors);
 
 // spec.variables: unset, or a JSON object with 1..256 keys, each a

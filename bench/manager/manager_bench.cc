@@ -61,6 +61,10 @@ struct Options {
   std::vector<std::string> manager_args;
   // Another build's manager, to compare two builds on one machine.
   std::string manager_binary = CAPTF_MANAGER_BINARY;
+  // cluster: N TerraformClusters, each with its Cluster, until all Ready.
+  // machine: N TerraformMachines, each with its Machine, under one Cluster,
+  // until every apply Job exists; then the plain writer's baseline.
+  std::string kind = "cluster";
 };
 
 namespace e2e = captf::controllers::e2e;
@@ -240,9 +244,9 @@ double total(const std::map<std::string, double>& by_method) {
   return t;
 }
 
-std::string objectName(int i) {
+std::string objectName(int i, const std::string& kind = "cluster") {
   char name[32];
-  std::snprintf(name, sizeof(name), "tc-%05d", i);
+  std::snprintf(name, sizeof(name), kind == "machine" ? "tm-%05d" : "tc-%05d", i);
   return name;
 }
 
@@ -274,13 +278,18 @@ Options parse(int argc, char** argv) {
       o.manager_args.push_back(value());
     } else if (a == "--manager-binary") {
       o.manager_binary = value();
+    } else if (a == "--kind") {
+      o.kind = value();
     } else {
-      die("usage: manager_bench [--objects N] [--timeout SECONDS] [--shards K] [--out DIR] "
-          "[--manager-arg ARG]... [--manager-binary PATH]");
+      die("usage: manager_bench [--kind cluster|machine] [--objects N] [--timeout SECONDS] "
+          "[--shards K] [--out DIR] [--manager-arg ARG]... [--manager-binary PATH]");
     }
   }
   if (o.objects < 1 || o.shards < 1) {
     die("--objects and --shards must be positive");
+  }
+  if (o.kind != "cluster" && o.kind != "machine") {
+    die("--kind is cluster or machine");
   }
   return o;
 }
@@ -291,7 +300,12 @@ Options parse(int argc, char** argv) {
 struct Setup {
   std::string runner_image;
   std::string module_image;
+  std::string machine_image;
 };
+
+// The machine benchmark's one Cluster and its bootstrap Secret.
+constexpr char kMachineCluster[] = "c-machines";
+constexpr char kBootstrapSecret[] = "bench-bootstrap";
 
 Setup setUp(e2e::ManagerRig& manager) {
   e2e::installManager(manager);
@@ -304,8 +318,78 @@ Setup setUp(e2e::ManagerRig& manager) {
   s.runner_image = runner::Images::get().runner();
   s.module_image = runner::Images::get().module(
       "bench-cluster", runner::noopModule(captf::contract::Role::kCluster), e2e::env().tofu);
+  s.machine_image = runner::Images::get().module(
+      "bench-machine", runner::noopModule(captf::contract::Role::kMachine), e2e::env().tofu);
   checkSetup("pushing the images");
   return s;
+}
+
+// Shard k of the machines: the TerraformMachines first, then their Machines.
+json machineShardList(const Options& o, const Setup& s, int shard) {
+  json items = json::array();
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int i = shard; i < o.objects; i += o.shards) {
+      const std::string name = objectName(i, "machine");
+      if (pass == 0) {
+        items.push_back({{"apiVersion", "infrastructure.cluster.x-k8s.io/v1alpha1"},
+                         {"kind", "TerraformMachine"},
+                         {"metadata",
+                          {{"name", name},
+                           {"namespace", kNamespace},
+                           {"labels", {{"cluster.x-k8s.io/cluster-name", kMachineCluster}}}}},
+                         {"spec", {{"source", {{"image", s.machine_image}}}}}});
+      } else {
+        items.push_back({{"apiVersion", "cluster.x-k8s.io/v1beta2"},
+                         {"kind", "Machine"},
+                         {"metadata", {{"name", name}, {"namespace", kNamespace}}},
+                         {"spec",
+                          {{"clusterName", kMachineCluster},
+                           {"bootstrap", {{"dataSecretName", kBootstrapSecret}}},
+                           {"infrastructureRef",
+                            {{"apiGroup", "infrastructure.cluster.x-k8s.io"},
+                             {"kind", "TerraformMachine"},
+                             {"name", name}}}}}});
+      }
+    }
+  }
+  return {{"apiVersion", "v1"}, {"kind", "List"}, {"items", items}};
+}
+
+// What the manager wrote for the machines before their apply Jobs ran (the
+// Job, its per-run Secret, the durable inputs Secret, the run Lease), as the
+// API server holds it, made creatable again in `ns`: server fields dropped,
+// Jobs suspended (no pods), in `shards` Lists.
+std::vector<json> baselineLists(const std::string& ns, int shards) {
+  std::vector<json> lists(static_cast<std::size_t>(shards),
+                          json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", json::array()}});
+  std::size_t next = 0;
+  for (const char* resource : {"secrets", "leases", "jobs"}) {
+    const json list =
+        e2e::getJson({"-n", kNamespace, "get", resource, "-l",
+                      "captf.infrastructure.cluster.x-k8s.io/owner-kind=TerraformMachine"});
+    for (json item : list.value("items", json::array())) {
+      json& meta = item["metadata"];
+      for (const char* field : {"uid", "resourceVersion", "creationTimestamp", "managedFields",
+                                "ownerReferences", "generation", "selfLink"}) {
+        meta.erase(field);
+      }
+      meta["namespace"] = ns;
+      item.erase("status");
+      if (item.value("kind", "") == "Job") {
+        item["spec"]["suspend"] = true;
+        item["spec"].erase("selector");
+        item["spec"].erase("manualSelector");
+        for (json* labels : {&meta["labels"], &item["spec"]["template"]["metadata"]["labels"]}) {
+          for (const char* key : {"controller-uid", "batch.kubernetes.io/controller-uid",
+                                  "job-name", "batch.kubernetes.io/job-name"}) {
+            labels->erase(key);
+          }
+        }
+      }
+      lists[next++ % lists.size()]["items"].push_back(item);
+    }
+  }
+  return lists;
 }
 
 // Shard k of the objects: the TerraformClusters first, then their Clusters.
@@ -389,6 +473,33 @@ int main(int argc, char** argv) {
   if (!leading) {
     die("the manager did not become ready and leader; see " + manager_log);
   }
+  const bool machines = o.kind == "machine";
+  if (machines) {
+    // The one Cluster every machine joins, provisioned before the clock
+    // starts, and the bootstrap data every Machine names.
+    e2e::createClusterPair(
+        kNamespace, "tc-machines", kMachineCluster,
+        {{"source", {{"image", setup.module_image}}}, {"identityRef", {{"name", kIdentity}}}});
+    e2e::apply({{"apiVersion", "v1"},
+                {"kind", "Secret"},
+                {"metadata", {{"name", kBootstrapSecret}, {"namespace", kNamespace}}},
+                {"stringData", {{"value", "#cloud-config\n"}, {"format", "cloud-config"}}}});
+    checkSetup("creating the cluster");
+    const bool provisioned = e2e::eventually(
+        [] {
+          return e2e::getJson({"-n", kNamespace, "get", "clusters.v1beta2.cluster.x-k8s.io",
+                               kMachineCluster})
+              .value("status", json::object())
+              .value("initialization", json::object())
+              .value("infrastructureProvisioned", false);
+        },
+        std::chrono::seconds(300));
+    if (!provisioned) {
+      die("the cluster was not provisioned; see " + manager_log);
+    }
+  }
+  const std::string owner_kind = machines ? "Machine" : "Cluster";
+  const std::string object_prefix = machines ? "tm-" : "tc-";
 
   Progress progress;
   const std::string tc_columns = "jsonpath={.metadata.name} "
@@ -399,8 +510,9 @@ int main(int argc, char** argv) {
       "{.metadata.labels.captf\\.infrastructure\\.cluster\\.x-k8s\\.io/op} "
       "{.status.failed}{\"\\n\"}";
   std::unique_ptr<Watch> tc_watch = std::make_unique<Watch>(
-      std::vector<std::string>{"-n", kNamespace, "get", "terraformclusters", "--watch", "-o",
-                               tc_columns},
+      std::vector<std::string>{"-n", kNamespace, "get",
+                               machines ? "terraformmachines" : "terraformclusters", "--watch",
+                               "-o", tc_columns},
       out + "/watch-tc.log", [&](const std::string& line, Clock::time_point at) {
         const std::vector<std::string> f = split(line);
         if (f.empty()) {
@@ -408,7 +520,7 @@ int main(int argc, char** argv) {
         }
         std::lock_guard lock(progress.mu);
         for (std::size_t i = 1; i < f.size(); ++i) {
-          if (f[i] == "Cluster") {
+          if (f[i] == owner_kind) {
             progress.owned.emplace(f[0], at);
           } else if (f[i] == "True" && i == 1) {
             progress.ready.emplace(f[0], at);
@@ -419,7 +531,7 @@ int main(int argc, char** argv) {
       std::vector<std::string>{"-n", kNamespace, "get", "jobs", "--watch", "-o", job_columns},
       out + "/watch-jobs.log", [&](const std::string& line, Clock::time_point at) {
         const std::vector<std::string> f = split(line);
-        if (f.size() < 3) {
+        if (f.size() < 3 || f[0].rfind(object_prefix, 0) != 0) {
           return;
         }
         std::lock_guard lock(progress.mu);
@@ -435,13 +547,14 @@ int main(int argc, char** argv) {
   std::vector<std::string> files;
   for (int k = 0; k < std::min(o.shards, o.objects); ++k) {
     files.push_back(out + "/objects-" + std::to_string(k) + ".json");
-    std::ofstream(files.back()) << shardList(o, setup, k).dump();
+    std::ofstream(files.back())
+        << (machines ? machineShardList(o, setup, k) : shardList(o, setup, k)).dump();
   }
   const ProcSample before = sampleProc(manager);
   const std::map<std::string, double> requests_before = restRequests(scrape(manager_rig));
 
-  std::fprintf(stderr, "manager-bench: creating %d TerraformClusters and %d Clusters\n", o.objects,
-               o.objects);
+  std::fprintf(stderr, "manager-bench: creating %d %s and %d %ss\n", o.objects,
+               machines ? "TerraformMachines" : "TerraformClusters", o.objects, owner_kind.c_str());
   const Clock::time_point t0 = Clock::now();
   std::vector<pid_t> creators;
   for (const std::string& file : files) {
@@ -503,8 +616,8 @@ int main(int argc, char** argv) {
                           {"rss_mib", last.rss_mib},
                           {"cpu_s", last.cpu_seconds - before.cpu_seconds}});
     }
-    if (ready >= static_cast<std::size_t>(o.objects)) {
-      ready_done = true;
+    if (ready >= static_cast<std::size_t>(o.objects) || (machines && jobs_done)) {
+      ready_done = ready >= static_cast<std::size_t>(o.objects);
       break;
     }
   }
@@ -521,11 +634,12 @@ int main(int argc, char** argv) {
   auto metric = [&](const char* name, std::map<std::string, std::string> labels) {
     return e2e::metricValue(exposition, name, labels).value_or(0);
   };
-  const std::map<std::string, std::string> controller = {{"controller", "terraformcluster"}};
+  const std::string controller_name = machines ? "terraformmachine" : "terraformcluster";
+  const std::map<std::string, std::string> controller = {{"controller", controller_name}};
   json reconciles = json::object();
   for (const char* result : {"success", "error", "requeue", "requeue_after"}) {
     reconciles[result] = metric("controller_runtime_reconcile_total",
-                                {{"controller", "terraformcluster"}, {"result", result}});
+                                {{"controller", controller_name}, {"result", result}});
   }
   const double reconcile_count =
       metric("controller_runtime_reconcile_time_seconds_count", controller);
@@ -559,6 +673,40 @@ int main(int argc, char** argv) {
     requests[method] = n - (it == requests_before.end() ? 0 : it->second);
   }
   const double n = o.objects;
+  const double reads = requests["GET"];
+  const double writes = total(requests) - reads;
+
+  // The plain writer (machines): the API server's own time to create what
+  // the manager created per machine, replayed by parallel `kubectl create`
+  // as the objects were, in a namespace of its own, in the same run.
+  double baseline_s = -1;
+  std::size_t baseline_objects = 0;
+  if (machines && jobs_done) {
+    e2e::kubectl({"create", "namespace", "bench-baseline"});
+    std::vector<std::string> baseline_files;
+    for (const json& list : baselineLists("bench-baseline", o.shards)) {
+      baseline_objects += list["items"].size();
+      baseline_files.push_back(out + "/baseline-" + std::to_string(baseline_files.size()) +
+                               ".json");
+      std::ofstream(baseline_files.back()) << list.dump();
+    }
+    std::fprintf(stderr, "manager-bench: baseline: creating %zu objects\n", baseline_objects);
+    const Clock::time_point b0 = Clock::now();
+    std::vector<pid_t> writers;
+    for (const std::string& file : baseline_files) {
+      writers.push_back(
+          spawn({rig.kubectl, "--kubeconfig", rig.kubeconfig, "create", "-o", "name", "-f", file},
+                -1, out + "/baseline.log"));
+    }
+    for (pid_t pid : writers) {
+      int status = 0;
+      ::waitpid(pid, &status, 0);
+      if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        die("the baseline's kubectl create failed; see " + out + "/baseline.log");
+      }
+    }
+    baseline_s = seconds(Clock::now() - b0);
+  }
   json result = {
       {"objects", o.objects},
       {"complete", ready_done},
@@ -584,6 +732,11 @@ int main(int argc, char** argv) {
       {"api_requests", total(requests)},
       {"api_requests_per_object", total(requests) / n},
       {"api_requests_by_method", requests},
+      {"api_reads_per_object", reads / n},
+      {"api_writes_per_object", writes / n},
+      {"kind", o.kind},
+      {"baseline_objects", baseline_objects},
+      {"baseline_seconds", baseline_s},
       {"job_queue_seconds_mean", queue_count > 0 ? queue_sum / queue_count : 0.0},
       {"timeline", timeline},
   };
@@ -606,10 +759,10 @@ int main(int argc, char** argv) {
     }
     return std::string(text);
   };
-  std::printf("objects                              %d (TerraformCluster + Cluster each)\n",
-              o.objects);
+  std::printf("objects                              %d (%s each)\n", o.objects,
+              machines ? "TerraformMachine + Machine, one Cluster" : "TerraformCluster + Cluster");
   std::printf("create (parallel kubectl, %zu shards) %.1f s\n", files.size(), created_s);
-  std::printf("every TerraformCluster owned (CAPI)  %.1f s\n", last_of(progress.owned));
+  std::printf("every object owned (CAPI)            %.1f s\n", last_of(progress.owned));
   std::printf("first Job / every Job exists         %.1f s / %s\n", first_of(progress.job),
               reached(jobs_done, last_of(progress.job), progress.job.size()).c_str());
   std::printf("first Ready / every object Ready     %.1f s / %s\n", first_of(progress.ready),
@@ -637,10 +790,17 @@ int main(int argc, char** argv) {
     std::printf("%s%s %.0f", first ? "" : ", ", method.c_str(), count);
     first = false;
   }
-  std::printf(")\nresult: %s/result.json, manager log: %s\n", out.c_str(), manager_log.c_str());
+  std::printf(")\n                                     %.1f reads + %.1f writes per object\n",
+              reads / n, writes / n);
+  if (baseline_s >= 0) {
+    std::printf("plain writer (same %zu objects)       %.1f s; every Job exists / plain writer "
+                "= %.2f\n",
+                baseline_objects, baseline_s, last_of(progress.job) / baseline_s);
+  }
+  std::printf("result: %s/result.json, manager log: %s\n", out.c_str(), manager_log.c_str());
 
   ::kill(manager, SIGTERM);
   ::waitpid(manager, nullptr, 0);
   g_manager = -1;
-  return ready_done ? 0 : 2;
+  return (machines ? jobs_done : ready_done) ? 0 : 2;
 }

@@ -42,6 +42,9 @@ template <> struct Describe<TerraformMachineStatus> {
     return std::tuple_cat(
         workspaceStatusFields(),
         std::tuple{
+            field("ready", &TerraformMachineStatus::ready)
+                .doc("Cluster API v1beta1 compatibility: true once provisioned (latched with "
+                     "initialization.provisioned)."),
             field("addresses", &TerraformMachineStatus::addresses)
                 .doc("Addresses of the instance, InternalIP, InternalDNS, ExternalIP, "
                      "ExternalDNS, Hostname, then by address.")

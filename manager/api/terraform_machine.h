@@ -23,6 +23,8 @@ struct TerraformMachineSpec : WorkspaceSpec {
 };
 
 struct TerraformMachineStatus : WorkspaceStatus {
+  // Cluster API v1beta1 compatibility, latched with initialization.provisioned.
+  std::optional<bool> ready;
   std::vector<MachineAddress> addresses;
   std::optional<std::string> failure_domain;
   std::optional<bool> interruptible;

@@ -5,7 +5,9 @@
 #include "manager/controllers/metrics.h"
 #include "manager/controllers/runner_rbac.h"
 #include "manager/controllers/sweep.h"
-#include "manager/controllers/terraform_cluster_controller.h"
+#include "manager/controllers/terraform_cluster_kind.h"
+#include "manager/controllers/terraform_machine_kind.h"
+#include "manager/controllers/workload_reconciler.h"
 #include "manager/kube/selector.h"
 
 namespace captf::controllers {
@@ -60,17 +62,105 @@ public:
               const std::string& version, const std::string& commit,
               std::shared_ptr<spdlog::logger> logger)
       : settings_(settings), metrics_(manager.metrics(), version, commit),
-        cluster_(ReconcilerDeps{manager.cache(), manager.client(), manager.apiClient(),
-                                manager.eventRecorder(), manager.clock(), metrics_, settings_}),
+        cluster_(deps(manager), terraformClusterKind(deps(manager))),
+        machine_(deps(manager), terraformMachineKind(deps(manager))),
         sweep_(manager.apiClient(), manager.clock(), settings.watch_namespace, settings.sync_period,
                std::move(logger)) {}
 
+  ReconcilerDeps deps(kube::Manager& manager) {
+    return ReconcilerDeps{manager.cache(),
+                          manager.client(),
+                          manager.apiClient(),
+                          manager.eventRecorder(),
+                          manager.clock(),
+                          metrics_,
+                          settings_};
+  }
+
   ControllerSettings settings_;
   CaptfMetrics metrics_;
-  TerraformClusterReconciler cluster_;
+  WorkloadReconciler cluster_;
+  WorkloadReconciler machine_;
   OrphanSweep sweep_;
   std::vector<std::unique_ptr<kube::SharedInformer>> variables_sources_;
 };
+
+// Maps a Cluster API object to the object of `kind` its
+// spec.infrastructureRef names.
+auto infrastructureRefOf(std::string_view kind) {
+  return [kind](const json& object) {
+    std::vector<kube::Request> requests;
+    const json* ref = kube::fieldAt(object, "spec.infrastructureRef");
+    if (ref != nullptr && ref->is_object() && ref->value("kind", "") == kind) {
+      requests.push_back({kube::meta::ns(object), ref->value("name", "")});
+    }
+    return requests;
+  };
+}
+
+// The TerraformMachines of the Cluster named `cluster` in `ns`, by their
+// cluster-name label.
+std::vector<kube::Request> machinesOfCluster(kube::Cache& cache, const std::string& ns,
+                                             const std::string& cluster) {
+  std::vector<kube::Request> requests;
+  if (cluster.empty()) {
+    return requests;
+  }
+  kube::ListOptions options;
+  options.ns = ns;
+  options.label_selector = str(api::kLabelClusterName) + "=" + cluster;
+  auto machines = cache.list(kinds::kTerraformMachine, options);
+  if (machines.ok()) {
+    for (const json& machine : machines->items) {
+      requests.push_back(kube::meta::key(machine));
+    }
+  }
+  return requests;
+}
+
+absl::Status setupMachineController(kube::Manager& manager, WorkloadReconciler& reconciler,
+                                    const ControllerSettings& settings,
+                                    const std::vector<kube::Predicate>& filters) {
+  kube::Cache& cache = manager.cache();
+  auto machines = cache.informerFor(kinds::kTerraformMachine);
+  auto jobs = cache.informerFor(kinds::kJob);
+  auto capi_machines = cache.informerFor(kinds::kMachine);
+  auto capi_clusters = cache.informerFor(kinds::kCluster);
+  auto clusters = cache.informerFor(kinds::kTerraformCluster);
+  for (const auto* informer : {&machines, &jobs, &capi_machines, &capi_clusters, &clusters}) {
+    if (!informer->ok()) {
+      return informer->status();
+    }
+  }
+  kube::ControllerOptions options;
+  options.max_concurrent_reconciles = settings.terraformmachine_concurrency;
+  kube::Controller& controller =
+      manager.addController("terraformmachine", reconciler, std::move(options));
+  controller.watchFor(**machines, filters);
+  controller.watchOwned(**jobs, kinds::kTerraformMachine, kube::OwnerMatch::kAnyOwner);
+  // A Machine wakes the TerraformMachine its infrastructureRef names
+  // (bootstrap data, deletion).
+  controller.watchMapped(**capi_machines, infrastructureRefOf(api::kKindTerraformMachine));
+  // The Cluster (infrastructure provisioned, paused) and its TerraformCluster
+  // (exports, defaults, operations) wake the machines of the cluster.
+  kube::Cache* cache_ptr = &cache;
+  controller.watchMapped(**capi_clusters, [cache_ptr](const json& cluster) {
+    return machinesOfCluster(*cache_ptr, kube::meta::ns(cluster), kube::meta::name(cluster));
+  });
+  controller.watchMapped(**clusters, [cache_ptr](const json& tc) {
+    std::string cluster;
+    const json* owners = kube::fieldAt(tc, "metadata.ownerReferences");
+    if (owners != nullptr && owners->is_array()) {
+      for (const json& owner : *owners) {
+        if (owner.value("kind", "") == "Cluster") {
+          cluster = owner.value("name", "");
+        }
+      }
+    }
+    return machinesOfCluster(*cache_ptr, kube::meta::ns(tc), cluster);
+  });
+  return absl::OkStatus();
+}
 
 } // namespace
 
@@ -128,15 +218,7 @@ absl::Status setupControllers(kube::Manager& manager, const ControllerSettings& 
   controller.watchFor(**clusters, filters);
   controller.watchOwned(**jobs, kinds::kTerraformCluster, kube::OwnerMatch::kAnyOwner);
   // A Cluster wakes the TerraformCluster its infrastructureRef names.
-  controller.watchMapped(**capi_clusters, [](const json& cluster) {
-    std::vector<kube::Request> requests;
-    const json* ref = kube::fieldAt(cluster, "spec.infrastructureRef");
-    if (ref != nullptr && ref->is_object() &&
-        ref->value("kind", "") == api::kKindTerraformCluster) {
-      requests.push_back({kube::meta::ns(cluster), ref->value("name", "")});
-    }
-    return requests;
-  });
+  controller.watchMapped(**capi_clusters, infrastructureRefOf(api::kKindTerraformCluster));
   // An identity wakes every TerraformCluster naming it.
   kube::Cache* cache_ptr = &cache;
   controller.watchMapped(**identities, [cache_ptr](const json& identity) {
@@ -188,6 +270,10 @@ absl::Status setupControllers(kube::Manager& manager, const ControllerSettings& 
                   return absl::OkStatus();
                 }),
                 kube::NeedLeaderElection::kYes);
+  }
+  if (absl::Status s = setupMachineController(manager, controllers->machine_, settings, filters);
+      !s.ok()) {
+    return s;
   }
   OrphanSweep* sweep = &controllers->sweep_;
   manager.add(std::make_unique<kube::RunnableFunc>(

@@ -29,6 +29,18 @@ json finalizersOf(const json& object) {
 
 } // namespace
 
+absl::StatusOr<std::vector<json>> listSecrets(kube::Reader& reader, const std::string& ns,
+                                              const std::string& selector) {
+  kube::ListOptions options;
+  options.ns = ns;
+  options.label_selector = selector;
+  auto list = reader.list(kinds::kSecret, options);
+  if (!list.ok()) {
+    return list.status();
+  }
+  return std::move(list->items);
+}
+
 bool hasFinalizer(const json& object, std::string_view finalizer) {
   const json finalizers = finalizersOf(object);
   return std::any_of(finalizers.begin(), finalizers.end(), [&](const json& f) {
@@ -267,10 +279,10 @@ absl::StatusOr<lifecycle::HolderState> holderState(kube::Reader& jobs, const std
 
 } // namespace
 
-absl::StatusOr<lifecycle::LeaseVerdict> takeLease(kube::Client& api, kube::Reader& jobs,
-                                                  const lifecycle::LeaseRequest& request,
-                                                  const std::string& name, std::string& holder) {
-  const std::string& ns = request.object.ns;
+absl::StatusOr<JudgedLease> judgeLease(kube::Reader& api, kube::Reader& jobs, const std::string& ns,
+                                       const std::string& name, std::string_view job,
+                                       lifecycle::TimePoint now) {
+  JudgedLease judged;
   auto existing = api.get(kinds::kLease, {ns, name});
   if (!existing.ok() && !kube::isNotFound(existing.status())) {
     return existing.status();
@@ -295,10 +307,26 @@ absl::StatusOr<lifecycle::LeaseVerdict> takeLease(kube::Client& api, kube::Reade
     }
     v.holder_state = *state;
     view = v;
+    judged.lease = *std::move(existing);
   }
-  lifecycle::LeaseVerdict verdict = lifecycle::evaluateLease(view, request.job, request.now);
+  judged.verdict = lifecycle::evaluateLease(view, job, now);
+  if (judged.verdict == lifecycle::LeaseVerdict::kWait && view) {
+    judged.holder = view->holder;
+  }
+  return judged;
+}
+
+absl::StatusOr<lifecycle::LeaseVerdict> takeLease(kube::Client& api, kube::Reader& jobs,
+                                                  const lifecycle::LeaseRequest& request,
+                                                  const std::string& name, std::string& holder) {
+  auto judged = judgeLease(api, jobs, request.object.ns, name, request.job, request.now);
+  if (!judged.ok()) {
+    return judged.status();
+  }
+  const lifecycle::LeaseVerdict verdict = judged->verdict;
+  const std::optional<json>& existing = judged->lease;
   if (verdict == lifecycle::LeaseVerdict::kWait) {
-    holder = view ? view->holder : "";
+    holder = judged->holder;
     return verdict;
   }
   json manifest = lifecycle::leaseManifest(request);

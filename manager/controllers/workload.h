@@ -62,6 +62,10 @@ private:
 
 bool hasFinalizer(const nlohmann::json& object, std::string_view finalizer);
 
+// The Secrets of `ns` matching label `selector` (state chunks, backups).
+absl::StatusOr<std::vector<nlohmann::json>> listSecrets(kube::Reader& reader, const std::string& ns,
+                                                        const std::string& selector);
+
 // Sets (value) or removes (nullopt) one annotation of another object (a
 // Job) with a merge patch, and takes the new resourceVersion into `object`.
 // NotFound is success for removals.
@@ -100,6 +104,17 @@ std::optional<kube::WallTime> containerStartTime(const nlohmann::json& pod,
                                                  std::string_view container);
 
 // ---- Leases (§11.9) ----------------------------------------------------------
+
+// Reads the Lease `name` in `ns` and judges it with lifecycle::evaluateLease
+// for `job` (the holder Job read by name from `jobs`), writing nothing.
+struct JudgedLease {
+  lifecycle::LeaseVerdict verdict = lifecycle::LeaseVerdict::kCreate;
+  std::optional<nlohmann::json> lease; // as read; nullopt when absent
+  std::string holder;                  // the other holder on kWait
+};
+absl::StatusOr<JudgedLease> judgeLease(kube::Reader& api, kube::Reader& jobs, const std::string& ns,
+                                       const std::string& name, std::string_view job,
+                                       lifecycle::TimePoint now);
 
 // Reads the Lease `name`, judges it with lifecycle::evaluateLease for
 // `request.job` (the holder Job read by name from `jobs`: missing when

@@ -66,7 +66,8 @@ constexpr std::string_view kHealthy =
 
 // A module of `role` made of terraform_data only. `revision` feeds
 // triggers_replace: changing it replaces the resource.
-std::string noopModule(contract::Role role, std::string_view revision) {
+std::string noopModule(contract::Role role, std::string_view revision,
+                       std::string_view health_output) {
   std::string out = variables(role);
   switch (role) {
   case contract::Role::kCluster:
@@ -125,7 +126,7 @@ std::string noopModule(contract::Role role, std::string_view revision) {
            "}\n";
     break;
   }
-  return out + std::string(kHealthy);
+  return out + std::string(health_output.empty() ? kHealthy : health_output);
 }
 
 // A machine module whose apply takes five minutes: a local-exec of the

@@ -44,7 +44,9 @@ std::string kubectlOut(const std::vector<std::string>& args);
 
 // A module of `role` made of terraform_data only, with the role's outputs.
 // `revision` feeds triggers_replace: changing it replaces the resource.
-std::string noopModule(contract::Role role, std::string_view revision = "1");
+// `health_output` replaces the always-healthy `health` output when set.
+std::string noopModule(contract::Role role, std::string_view revision = "1",
+                       std::string_view health_output = {});
 // A machine module whose apply runs a five-minute local-exec (the test
 // child, since the image has no shell).
 std::string slowMachineModule();

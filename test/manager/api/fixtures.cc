@@ -189,6 +189,7 @@ TerraformMachine fullTerraformMachine() {
   status.failure_domain = "eu-west-1a";
   status.interruptible = true;
   status.unhealthy_samples = 2;
+  status.ready = true;
   m.status = status;
   return m;
 }

@@ -1,11 +1,9 @@
-#include "webhooks/image_reference.h"
+#include "contract/image_reference.h"
 
 #include <algorithm>
 #include <cctype>
 
-#include <fmt/format.h>
-
-namespace captf::webhooks {
+namespace captf::contract {
 namespace {
 
 // distribution/reference: NameTotalLengthMax.
@@ -116,10 +114,11 @@ std::optional<std::string> digestError(std::string_view digest) {
   } else if (algorithm == "sha512") {
     want = 128;
   } else {
-    return fmt::format("unsupported digest algorithm \"{}\": use sha256 or sha512", algorithm);
+    return "unsupported digest algorithm \"" + std::string(algorithm) + "\": use sha256 or sha512";
   }
   if (hex.size() != want || !std::all_of(hex.begin(), hex.end(), isLowerHex)) {
-    return fmt::format("a {} digest is {} lowercase hexadecimal digits", algorithm, want);
+    return "a " + std::string(algorithm) + " digest is " + std::to_string(want) +
+           " lowercase hexadecimal digits";
   }
   return std::nullopt;
 }
@@ -164,21 +163,22 @@ std::optional<ImageReference> parseImageReference(std::string_view ref, std::str
       return fail("the tag after \":\" must not be empty");
     }
     if (out.tag.size() > kMaxTagLength) {
-      return fail(fmt::format("the tag must be at most {} characters", kMaxTagLength));
+      return fail("the tag must be at most " + std::to_string(kMaxTagLength) + " characters");
     }
     if (!isWord(out.tag.front()) || !std::all_of(out.tag.begin(), out.tag.end(), [](char c) {
           return isWord(c) || c == '.' || c == '-';
         })) {
-      return fail(fmt::format("invalid tag \"{}\": a tag is letters, digits, \"_\", \".\" and "
-                              "\"-\", not starting with \".\" or \"-\"",
-                              out.tag));
+      return fail("invalid tag \"" + out.tag +
+                  "\": a tag is letters, digits, \"_\", \".\" and \"-\", not starting with \".\" "
+                  "or \"-\"");
     }
   }
   if (rest.empty()) {
     return fail("the repository name must not be empty");
   }
   if (rest.size() > kMaxNameLength) {
-    return fail(fmt::format("the repository name must be at most {} characters", kMaxNameLength));
+    return fail("the repository name must be at most " + std::to_string(kMaxNameLength) +
+                " characters");
   }
   // The first component is a registry when it looks like a host: it has a
   // "." or ":" or is "localhost" (the rule container runtimes apply).
@@ -187,9 +187,8 @@ std::optional<ImageReference> parseImageReference(std::string_view ref, std::str
     if (first.find('.') != std::string_view::npos || first.find(':') != std::string_view::npos ||
         first == "localhost" || first.front() == '[') {
       if (!validDomain(first)) {
-        return fail(fmt::format("invalid registry \"{}\": want a host name or IP address with an "
-                                "optional :port",
-                                first));
+        return fail("invalid registry \"" + std::string(first) +
+                    "\": want a host name or IP address with an optional :port");
       }
       out.domain = std::string(first);
       rest = rest.substr(slash + 1);
@@ -207,11 +206,11 @@ std::optional<ImageReference> parseImageReference(std::string_view ref, std::str
     if (!isPathComponent(component)) {
       if (std::any_of(component.begin(), component.end(),
                       [](char c) { return c >= 'A' && c <= 'Z'; })) {
-        return fail(fmt::format("repository path component \"{}\" must be lowercase", component));
+        return fail("repository path component \"" + std::string(component) +
+                    "\" must be lowercase");
       }
-      return fail(fmt::format("invalid repository path component \"{}\": lowercase letters and "
-                              "digits, separated by \".\", \"_\", \"__\" or \"-\"",
-                              component));
+      return fail("invalid repository path component \"" + std::string(component) +
+                  "\": lowercase letters and digits, separated by \".\", \"_\", \"__\" or \"-\"");
     }
     if (slash == std::string_view::npos) {
       break;
@@ -225,4 +224,14 @@ std::optional<ImageReference> parseImageReference(std::string_view ref, std::str
   return out;
 }
 
-} // namespace captf::webhooks
+std::optional<std::string> pinnedReference(std::string_view ref, std::string_view digest) {
+  std::string error;
+  const std::optional<ImageReference> parsed = parseImageReference(ref, &error);
+  if (!parsed) {
+    return std::nullopt;
+  }
+  std::string out = parsed->domain.empty() ? parsed->path : parsed->domain + "/" + parsed->path;
+  return out + "@" + std::string(digest);
+}
+
+} // namespace captf::contract

@@ -4,7 +4,7 @@
 #include <string>
 #include <string_view>
 
-namespace captf::webhooks {
+namespace captf::contract {
 
 // The parts of an OCI image reference.
 struct ImageReference {
@@ -26,4 +26,9 @@ struct ImageReference {
 [[nodiscard]] std::optional<ImageReference> parseImageReference(std::string_view ref,
                                                                 std::string* error);
 
-} // namespace captf::webhooks
+// `ref` pinned to `digest`: "[domain/]path@<digest>" (the tag and any
+// digest of `ref` dropped); nullopt when `ref` does not parse.
+[[nodiscard]] std::optional<std::string> pinnedReference(std::string_view ref,
+                                                         std::string_view digest);
+
+} // namespace captf::contract

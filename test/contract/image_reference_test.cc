@@ -1,8 +1,8 @@
 #include <gtest/gtest.h>
 
-#include "webhooks/image_reference.h"
+#include "contract/image_reference.h"
 
-namespace captf::webhooks {
+namespace captf::contract {
 namespace {
 
 const std::string kSha256(64, 'a');
@@ -106,5 +106,14 @@ TEST(ImageReferenceTest, ToleratesANullErrorPointer) {
   EXPECT_FALSE(parseImageReference("UPPER", nullptr).has_value());
 }
 
+TEST(PinnedReference, DropsTheTagAndKeepsTheRegistry) {
+  const std::string digest = "sha256:" + std::string(64, 'a');
+  EXPECT_EQ(pinnedReference("registry.local:5000/team/module:v1", digest),
+            "registry.local:5000/team/module@" + digest);
+  EXPECT_EQ(pinnedReference("team/module:v1@sha256:" + std::string(64, 'b'), digest),
+            "team/module@" + digest);
+  EXPECT_FALSE(pinnedReference("not a reference", digest).has_value());
+}
+
 } // namespace
-} // namespace captf::webhooks
+} // namespace captf::contract

@@ -1,0 +1,1616 @@
+#include "manager/controllers/workload_reconciler.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+
+#include "absl/strings/str_join.h"
+#include "contract/image_reference.h"
+#include "contract/render.h"
+#include "manager/api/codec.h"
+#include "manager/api/conditions.h"
+#include "manager/api/keys.h"
+#include "manager/controllers/kinds.h"
+#include "manager/controllers/workload.h"
+#include "manager/kube/errors.h"
+#include "manager/kube/patch.h"
+#include "manager/lifecycle/bookkeeping.h"
+#include "manager/lifecycle/decision.h"
+#include "manager/lifecycle/defaults.h"
+#include "manager/lifecycle/history.h"
+#include "manager/lifecycle/job_builder.h"
+#include "manager/lifecycle/leases.h"
+#include "manager/lifecycle/names.h"
+#include "manager/lifecycle/ready.h"
+#include "manager/lifecycle/schedule.h"
+#include "manager/workspace/backups.h"
+#include "manager/workspace/inputs.h"
+#include "manager/workspace/locks.h"
+#include "manager/workspace/names.h"
+#include "manager/workspace/outputs.h"
+#include "manager/workspace/result.h"
+#include "manager/workspace/secrets.h"
+#include "manager/workspace/state.h"
+
+namespace captf::controllers {
+
+using nlohmann::json;
+namespace cond = api::conditions;
+using api::ConditionStatus;
+
+namespace {
+
+constexpr std::chrono::minutes kStuckJobAge{1};
+
+std::string str(std::string_view s) {
+  return std::string(s);
+}
+
+ConditionStatus toStatus(const std::string& s) {
+  return s == "True" ? ConditionStatus::kTrue
+                     : (s == "False" ? ConditionStatus::kFalse : ConditionStatus::kUnknown);
+}
+
+api::Time toApiTime(kube::WallTime t) {
+  return api::Time{std::chrono::time_point_cast<std::chrono::seconds>(t)};
+}
+
+} // namespace
+
+// ---- WorkloadPass --------------------------------------------------------------
+
+bool WorkloadPass::set(std::string_view type, ConditionStatus condition_status,
+                       std::string_view reason, const std::string& message) {
+  return lifecycle::setCondition(status->conditions, type, condition_status, reason, message,
+                                 generation, now) == lifecycle::ConditionChange::kTransition;
+}
+
+bool WorkloadPass::set(std::string_view type, const ConditionResult& condition) {
+  return set(type, toStatus(condition.status), condition.reason, condition.message);
+}
+
+void WorkloadPass::event(kube::EventType type, std::string_view reason,
+                         const std::string& note) const {
+  events->event(object, type, reason, "Reconcile", note);
+}
+
+std::string WorkloadPass::originalReason(std::string_view type) const {
+  const api::Condition* c = lifecycle::findCondition(original->conditions, type);
+  return c == nullptr ? "" : c->reason;
+}
+
+std::string WorkloadPass::currentReason(std::string_view type) const {
+  const api::Condition* c = lifecycle::findCondition(status->conditions, type);
+  return c == nullptr ? "" : c->reason;
+}
+
+bool WorkloadPass::latched() const {
+  return status->initialization && status->initialization->provisioned.value_or(false);
+}
+
+std::vector<lifecycle::JobRecord> WorkloadPass::records() const {
+  std::vector<lifecycle::JobRecord> out;
+  out.reserve(jobs.size());
+  for (const RunJob& run : jobs) {
+    out.push_back(run.record);
+  }
+  return out;
+}
+
+bool reportOutputs(WorkloadPass& pass, CaptfMetrics& metrics, workspace::OutputsVerdict verdict,
+                   const std::string& message) {
+  const bool usable = workspace::outputsUsable(verdict);
+  ConditionStatus status = ConditionStatus::kUnknown;
+  if (usable) {
+    status = ConditionStatus::kTrue;
+  } else if (verdict != workspace::OutputsVerdict::kPending) {
+    status = ConditionStatus::kFalse;
+  }
+  if (pass.set(cond::kOutputsValid, status, workspace::outputsReason(verdict), message) &&
+      status == ConditionStatus::kFalse) {
+    pass.count(metrics.outputs_invalid_total.withLabels(
+        {pass.object.value("kind", ""), str(workspace::outputsReason(verdict))}));
+    pass.event(kube::EventType::kWarning, "OutputsInvalid", message);
+  }
+  return usable;
+}
+
+void reportHealth(WorkloadPass& pass, const workspace::HealthCondition& health) {
+  const bool changed =
+      pass.set(cond::kInfrastructureHealthy, health.status, health.reason, health.message);
+  if (changed && health.status == ConditionStatus::kTrue) {
+    pass.event(kube::EventType::kNormal, "InstanceHealthy", "infrastructure is healthy");
+  } else if (changed && health.status == ConditionStatus::kFalse) {
+    pass.event(kube::EventType::kWarning, "InstanceUnhealthy",
+               health.reason + (health.message.empty() ? "" : ": " + health.message));
+  }
+}
+
+// ---- approvals -------------------------------------------------------------------
+
+std::string approveCommand(std::string_view resource, const lifecycle::ObjectIdentity& id,
+                           std::string_view key, const std::string& value) {
+  return "kubectl -n " + id.ns + " annotate " + str(resource) + " " + id.name + " " + str(key) +
+         "=" + value + " --overwrite";
+}
+
+// ---- WorkloadReconciler ------------------------------------------------------------
+
+WorkloadReconciler::WorkloadReconciler(ReconcilerDeps deps, std::unique_ptr<WorkloadKind> kind)
+    : deps_(deps), kind_(std::move(kind)),
+      identity_(deps.cached, deps.api, deps.events, deps.metrics), rbac_(deps.cache, deps.api) {}
+
+WorkloadReconciler::~WorkloadReconciler() = default;
+
+std::string WorkloadReconciler::kind() const {
+  return kind_->gvk().kind;
+}
+
+std::string WorkloadReconciler::planChangedMessage(const lifecycle::ObjectIdentity& id,
+                                                   const std::string& plan_hash) const {
+  return "the approved plan changed; new plan " + plan_hash + " awaits approval: " +
+         approveCommand(kind_->resource(), id, api::kAnnotationApprovePlan, plan_hash);
+}
+
+absl::StatusOr<kube::Result> WorkloadReconciler::reconcile(const kube::ReconcileContext& ctx,
+                                                           const kube::Request& request) {
+  absl::StatusOr<kube::Result> result = reconcilePass(ctx, request);
+  if (kube::isConflict(result.status())) {
+    // A guarded write lost a race with a newer one (most often the cache had
+    // not yet seen this controller's previous status patch): nothing of the
+    // pass was kept after it, and the pass runs again from the newer copy. A
+    // lost race, not a reconcile error worth an error line and an alert.
+    ctx.log.info("lost a write race, reconciling again object={} error=\"{}\"", request.str(),
+                 std::string(result.status().message()));
+    return kube::Result{.requeue_after = kube::Duration::zero(), .requeue = true};
+  }
+  return result;
+}
+
+absl::StatusOr<kube::Result> WorkloadReconciler::reconcilePass(const kube::ReconcileContext& ctx,
+                                                               const kube::Request& request) {
+  auto object = deps_.cached.get(kind_->gvk(), request);
+  if (!object.ok()) {
+    if (kube::isNotFound(object.status())) {
+      deps_.metrics.forgetObject(kind(), request.ns, request.name);
+      return kube::Result{};
+    }
+    return object.status();
+  }
+  WorkloadPass pass(deps_.api, deps_.events);
+  pass.object = *std::move(object);
+  pass.log = &ctx.log;
+  // 1. Externally managed: nothing at all.
+  if (kube::meta::annotations(pass.object).contains(str(api::kAnnotationManagedBy))) {
+    return kube::Result{};
+  }
+  auto decoded = kind_->decode(pass.object);
+  if (!decoded.ok()) {
+    return kube::terminalError(decoded.status());
+  }
+  pass.typed = *std::move(decoded);
+  pass.meta = &pass.typed->meta();
+  pass.spec = &pass.typed->spec();
+  pass.status = &pass.typed->status();
+  pass.original = &pass.typed->original();
+  pass.wall = deps_.clock.wallNow();
+  pass.now = toApiTime(pass.wall);
+  pass.generation = pass.meta->generation;
+  pass.deleting = pass.meta->deletion_timestamp.has_value();
+  pass.id = lifecycle::ObjectIdentity{kind_->role(), request.ns, request.name};
+  pass.suffix = lifecycle::stateSuffix(pass.id);
+
+  if (absl::Status s = kind_->reconcileOwner(pass); !s.ok()) {
+    return s;
+  }
+  pass.ref = workspace::ObjectRef{kind_->role(), request.ns, request.name, pass.meta->uid,
+                                  pass.cluster_name};
+  // The effective settings (own, then inherited, then built-in).
+  pass.policy = lifecycle::resolveJobPolicy(pass.spec->jobs, kind_->inheritedJobs(pass));
+  pass.schedule = kind_->schedule(pass, deps_.settings.drift_default_interval);
+
+  absl::Status status = absl::OkStatus();
+  bool patch = true;
+  const std::string_view finalizer = kind_->finalizer();
+  if (pass.cluster_name.empty()) {
+    // No owner yet (or an owner-less object being deleted, handled inside).
+    if (pass.deleting) {
+      status = reconcileDelete(pass);
+      patch = hasFinalizer(pass.object, finalizer);
+    }
+  } else if (!pass.owner_ok && !pass.deleting) {
+    // Stop: the owner is gone or does not reference us back.
+  } else if (!pass.deleting && !hasFinalizer(pass.object, finalizer)) {
+    // 3. Finalizer: add it and end the pass so the write is visible.
+    if (absl::Status s = pass.patcher.addFinalizer(finalizer); !s.ok()) {
+      return s;
+    }
+    return kube::Result{};
+  } else if (pass.deleting && !hasFinalizer(pass.object, finalizer)) {
+    return kube::Result{};
+  } else {
+    const bool paused =
+        kube::meta::annotations(pass.object).contains(str(api::kAnnotationPaused)) ||
+        (pass.cluster.is_object() &&
+         pass.cluster.value("spec", json::object()).value("paused", false));
+    if (paused) {
+      status = pausedBranch(pass);
+    } else {
+      if (pass.set(cond::kPaused, ConditionStatus::kFalse, cond::kReasonNotPaused, "") &&
+          !pass.original->conditions.empty() &&
+          pass.originalReason(cond::kPaused) == cond::kReasonPaused) {
+        pass.event(kube::EventType::kNormal, "Resumed", "reconciliation resumed");
+      }
+      status = pass.deleting ? reconcileDelete(pass) : reconcileNormal(pass);
+      patch =
+          !(pass.deleting && pass.decision.action == lifecycle::Action::kCleanup && status.ok());
+    }
+  }
+  if (!status.ok() && pass.error.ok()) {
+    pass.error = status;
+  }
+  if (pass.stale) {
+    // Nothing decided from the stale copy is written.
+    return kube::Result{.requeue_after = kube::Duration::zero(), .requeue = true};
+  }
+  if (patch) {
+    summarize(pass);
+    absl::Status patched =
+        pass.patcher.patchStatus(pass.typed->originalJson(), pass.typed->statusJson());
+    if (!patched.ok() && !kube::isNotFound(patched)) {
+      return patched;
+    }
+    // A finished Job is marked bookkept only after the status patch.
+    for (const std::string& job : pass.bookkept) {
+      json marker = {{"apiVersion", "batch/v1"},
+                     {"kind", "Job"},
+                     {"metadata", {{"name", job}, {"namespace", pass.id.ns}}}};
+      absl::Status marked =
+          patchAnnotation(deps_.api, marker, api::kAnnotationBookkept, std::string("true"));
+      if (!marked.ok() && !kube::isNotFound(marked)) {
+        return marked;
+      }
+    }
+  }
+  // The pass's counts land with its status: a pass whose status patch (or
+  // bookkept mark) failed is run again, and counts then, once.
+  if (patch || status.ok()) {
+    for (const auto& [counter, delta] : pass.counts) {
+      counter->inc(delta);
+    }
+    for (const auto& [histogram, value] : pass.observations) {
+      histogram->observe(value);
+    }
+  }
+  if (!pass.error.ok()) {
+    return pass.error;
+  }
+  return pass.result;
+}
+
+// 5. Identity, credential mirror, runner RBAC.
+absl::Status WorkloadReconciler::reconcileCredentials(WorkloadPass& pass) {
+  const std::string identity = kind_->identityName(pass);
+  pass.identity = identity_.resolve(pass.object, identity);
+  if (pass.set(cond::kIdentityAllowed, pass.identity.allowed) &&
+      pass.identity.allowed.reason == cond::kReasonNamespaceNotAllowed) {
+    pass.event(kube::EventType::kWarning, "IdentityNotAllowed", pass.identity.allowed.message);
+  }
+  pass.set(cond::kCredentialsMirrored, pass.identity.mirrored);
+  if (!pass.identity.transient.ok()) {
+    pass.error = pass.identity.transient;
+  }
+  absl::Status transient = absl::OkStatus();
+  pass.rbac = rbac_.ensure(pass.id.ns, pass.policy.service_account_name, transient);
+  pass.set(cond::kRunnerRbacReady, pass.rbac);
+  if (!transient.ok() && pass.error.ok()) {
+    pass.error = transient;
+  }
+  for (const std::string& dropped : pass.policy.dropped_env) {
+    pass.event(kube::EventType::kWarning, "EnvDropped",
+               "spec.jobs.env entry " + dropped +
+                   " dropped: names starting TF_ or KUBE_ are reserved");
+  }
+  return absl::OkStatus();
+}
+
+// 6. Bookkeeping of finished Jobs (§11.5) and history pruning.
+absl::Status WorkloadReconciler::reconcileJobs(WorkloadPass& pass) {
+  auto jobs = listRunJobs(deps_.cached, pass.id.ns, kind(), lifecycle::labelSafeName(pass.id.name));
+  if (!jobs.ok()) {
+    return jobs.status();
+  }
+  pass.jobs = *std::move(jobs);
+  for (size_t i = 0; i < pass.jobs.size(); ++i) {
+    const RunJob& run = pass.jobs[i];
+    if (run.record.outcome == lifecycle::JobOutcome::kActive || run.bookkept) {
+      continue;
+    }
+    // The cache may not show yet the mark a pass wrote a moment ago: the API
+    // server's copy decides, so a Job is bookkept (Events, metrics) once.
+    auto live = deps_.api.get(kinds::kJob, {pass.id.ns, run.record.name});
+    if (!live.ok() && !kube::isNotFound(live.status())) {
+      return live.status();
+    }
+    if (live.ok() && kube::meta::annotations(*live).contains(str(api::kAnnotationBookkept))) {
+      continue;
+    }
+    if (absl::Status s = bookkeep(pass, i); !s.ok()) {
+      return s;
+    }
+  }
+  // History pruning per object and operation.
+  for (const std::string& name :
+       lifecycle::jobsToPrune(pass.records(), pass.policy.successful_jobs_history_limit,
+                              pass.policy.failed_jobs_history_limit)) {
+    kube::DeleteOptions options;
+    options.propagation = kube::PropagationPolicy::kBackground;
+    absl::Status removed = deps_.api.remove(kinds::kJob, {pass.id.ns, name}, options);
+    if (!removed.ok() && !kube::isNotFound(removed)) {
+      return removed;
+    }
+    std::erase_if(pass.jobs, [&](const RunJob& run) { return run.record.name == name; });
+  }
+  pass.active = nullptr;
+  for (const RunJob& run : pass.jobs) {
+    if (run.record.outcome == lifecycle::JobOutcome::kActive) {
+      pass.active = &run;
+      break;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WorkloadReconciler::bookkeep(WorkloadPass& pass, size_t index) {
+  RunJob& run = pass.jobs[index];
+  const std::string& name = run.record.name;
+  const api::Operation op = run.record.operation;
+  const std::string op_name = str(api::enumName(op));
+  auto pod = podOfJob(deps_.cached, pass.id.ns, name);
+  if (!pod.ok()) {
+    return pod.status();
+  }
+  std::optional<std::string> message;
+  if (pod->has_value()) {
+    message = terminationMessage(**pod, kSourceContainer);
+  }
+  if (!message) {
+    // The Pod informer may lag the Job's: a finished Job whose cached pod
+    // is missing or not terminated yet is read from the API server, so its
+    // result and image digest are not lost.
+    pod = podOfJob(deps_.api, pass.id.ns, name);
+    if (!pod.ok()) {
+      return pod.status();
+    }
+    if (pod->has_value()) {
+      message = terminationMessage(**pod, kSourceContainer);
+    }
+  }
+  const bool deadline = jobDeadlineExceeded(run.job);
+  lifecycle::FinishedJobFacts facts;
+  facts.job = name;
+  facts.operation = op;
+  facts.job_succeeded = run.record.outcome == lifecycle::JobOutcome::kSucceeded;
+  facts.pod_exists = pod->has_value();
+  facts.deadline_exceeded = deadline;
+  facts.termination_message = message;
+  const lifecycle::FinishedRun finished = lifecycle::classifyFinishedRun(facts);
+  const workspace::RunOutcome outcome = finished.outcome;
+  const api::LastRun& last_run = finished.last_run;
+  const std::optional<workspace::RunReport>& parsed = finished.report;
+  run.record.outcome = finished.job_outcome;
+  // Marks the next pass (and the decision) read back from the Job.
+  if (finished.plan_unreadable) {
+    json job_ref = run.job;
+    if (absl::Status s = patchAnnotation(deps_.api, job_ref, api::kAnnotationPlanUnreadable,
+                                         std::string("true"));
+        !s.ok() && !kube::isNotFound(s)) {
+      return s;
+    }
+  }
+  if (finished.mark) {
+    if (absl::Status s = patchAnnotation(deps_.api, run.job, *finished.mark, std::string("true"));
+        !s.ok() && !kube::isNotFound(s)) {
+      return s;
+    }
+  }
+
+  // Adoption and approvals after a successful apply (before the status
+  // patch: a crash repeats them, they are idempotent).
+  if (outcome == workspace::RunOutcome::kSucceeded && op == api::Operation::kApply) {
+    if (absl::Status s = adopt(pass, run.record.inputs_hash, name); !s.ok()) {
+      return s;
+    }
+    // Digest pinning on the durable inputs Secret.
+    const std::string image_id =
+        pod->has_value() ? containerImageId(**pod, kSourceContainer) : std::string();
+    const auto digest = workspace::digestFromImageId(image_id);
+    json durable_ref = {
+        {"apiVersion", "v1"},
+        {"kind", "Secret"},
+        {"metadata",
+         {{"name", workspace::durableInputsSecretName(pass.ref)}, {"namespace", pass.id.ns}}}};
+    if (digest) {
+      auto pinned = deps_.api.patch(kinds::kSecret, kube::meta::key(durable_ref),
+                                    kube::PatchType::kMerge, workspace::imageDigestPatch(*digest));
+      if (pinned.ok()) {
+        pass.event(kube::EventType::kNormal, "DigestPinned",
+                   "image " + pass.spec->source.image + " pinned to " + *digest);
+      } else if (!kube::isNotFound(pinned.status())) {
+        return pinned.status();
+      }
+    } else {
+      pass.event(kube::EventType::kWarning, "DigestUnknown",
+                 "no image digest could be pinned for Job " + name);
+    }
+    api::SourceStatus source;
+    source.image = parsed && !parsed->image.empty() ? parsed->image : pass.spec->source.image;
+    if (digest) {
+      source.image_digest = *digest;
+    }
+    if (parsed && !parsed->runtime_version.empty()) {
+      source.runtime_version = parsed->runtime_version;
+    }
+    pass.status->source = source;
+    const auto& annotations = pass.meta->annotations;
+    if (auto it = annotations.find(str(api::kAnnotationApproveDestructivePlan));
+        it != annotations.end() && it->second == run.record.inputs_hash) {
+      if (absl::Status s =
+              pass.patcher.setAnnotation(api::kAnnotationApproveDestructivePlan, std::nullopt);
+          !s.ok()) {
+        return s;
+      }
+      pass.count(deps_.metrics.destructive_plan_approvals_consumed_total.withLabels({kind()}));
+      pass.event(kube::EventType::kNormal, "DestructivePlanApprovalConsumed",
+                 "the approval of inputs " + run.record.inputs_hash + " was used and removed");
+    }
+    if (!run.record.approved_plan.empty()) {
+      if (auto it = annotations.find(str(api::kAnnotationApprovePlan));
+          it != annotations.end() && it->second == run.record.approved_plan) {
+        if (absl::Status s = pass.patcher.setAnnotation(api::kAnnotationApprovePlan, std::nullopt);
+            !s.ok()) {
+          return s;
+        }
+      }
+      if (auto* status_plan = kind_->plan(pass)) {
+        status_plan->reset();
+      }
+      pass.count(deps_.metrics.plan_approvals_total.withLabels({kind(), "approved"}));
+      pass.event(kube::EventType::kNormal, "PlanApplied",
+                 "approved plan " + run.record.approved_plan + " applied");
+    }
+  }
+  // §16.6: an apply that succeeded after the check that found drift (the
+  // remediation, or any apply: it converged reality to the inputs) resolves
+  // it at once (docs/decisions/lifecycle-decision.md, open question 30); a
+  // remediation that failed, was blocked or found its plan changed leaves it
+  // pending.
+  if (op == api::Operation::kApply) {
+    const api::Condition* drift =
+        lifecycle::findCondition(pass.status->conditions, cond::kDriftDetected);
+    // Bookkeeping runs newest Job first: an older apply bookkept in the
+    // same pass as a newer drift check must not clear what that check found.
+    const auto& checked = pass.status->last_drift_check;
+    const bool after_check =
+        !checked || !run.record.finished || run.record.finished->value > checked->value;
+    const bool drifted = drift != nullptr && drift->status == ConditionStatus::kTrue;
+    if (outcome == workspace::RunOutcome::kSucceeded && drifted && after_check) {
+      const std::string note =
+          (run.record.drift_remediation ? "remediation apply " : "apply ") + name + " succeeded";
+      pass.set(cond::kDriftDetected, ConditionStatus::kFalse, cond::kReasonNoDrift, note);
+      pass.event(kube::EventType::kNormal, "DriftResolved", note);
+    } else if (outcome != workspace::RunOutcome::kSucceeded && run.record.drift_remediation) {
+      pass.set(cond::kDriftDetected, ConditionStatus::kTrue, cond::kReasonDriftPending,
+               "remediation apply " + name + " " + str(workspace::jobsTotalResult(outcome)) +
+                   "; the drift is still pending");
+    }
+  }
+  // §14.7: the restored state is adopted with the backup's inputs hash (the
+  // restore Job carries it), so current inputs that differ re-apply.
+  if (outcome == workspace::RunOutcome::kSucceeded && op == api::Operation::kRestore) {
+    if (absl::Status s = adopt(pass, run.record.inputs_hash, name); !s.ok()) {
+      return s;
+    }
+  }
+
+  if (outcome == workspace::RunOutcome::kSucceeded &&
+      (op == api::Operation::kApply || op == api::Operation::kRefresh ||
+       op == api::Operation::kDrift) &&
+      !pass.health_sample) {
+    // Newest first: the newest reading is the sample.
+    pass.health_sample = op;
+    pass.health_sample_finished = run.record.finished;
+  }
+  // status.lastRun and the operation's condition.
+  pass.status->last_run = last_run;
+  const std::string summary =
+      last_run.error && last_run.error->summary ? *last_run.error->summary : std::string();
+  switch (op) {
+  case api::Operation::kApply:
+  case api::Operation::kDestroy:
+  case api::Operation::kPlan: {
+    const bool destroy = op == api::Operation::kDestroy;
+    if (outcome == workspace::RunOutcome::kSucceeded) {
+      if (op == api::Operation::kPlan) {
+        if (parsed && parsed->plan) {
+          api::PlanPreview plan = *parsed->plan;
+          plan.inputs_hash = run.record.inputs_hash;
+          plan.job = name;
+          plan.created_at = pass.now;
+          if (auto* status_plan = kind_->plan(pass)) {
+            *status_plan = plan;
+          }
+          pass.set(cond::kApplyJobSucceeded, ConditionStatus::kUnknown,
+                   cond::kReasonPlanAwaitingApproval,
+                   "plan " + plan.plan_hash + " awaits approval: " +
+                       approveCommand(kind_->resource(), pass.id, api::kAnnotationApprovePlan,
+                                      plan.plan_hash));
+          pass.event(kube::EventType::kNormal, "PlanReady",
+                     "plan " + plan.plan_hash + " of Job " + name + ": +" +
+                         std::to_string(plan.add.value_or(0)) + " ~" +
+                         std::to_string(plan.change.value_or(0)) + " -" +
+                         std::to_string(plan.destroy.value_or(0)) + "; approve with " +
+                         approveCommand(kind_->resource(), pass.id, api::kAnnotationApprovePlan,
+                                        plan.plan_hash));
+        }
+      } else {
+        pass.set(cond::kApplyJobSucceeded, ConditionStatus::kTrue,
+                 destroy ? cond::kReasonDestroySucceeded : cond::kReasonApplySucceeded, "");
+      }
+    } else if (outcome == workspace::RunOutcome::kBlocked) {
+      std::string resources;
+      if (parsed && parsed->plan) {
+        resources = absl::StrJoin(parsed->plan->resources, ", ");
+      }
+      pass.set(cond::kApplyJobSucceeded, ConditionStatus::kFalse,
+               cond::kReasonDestructivePlanBlocked,
+               "Job " + name + " stopped before a plan that deletes or replaces " +
+                   (resources.empty() ? std::string("resources") : resources) + "; approve with " +
+                   approveCommand(kind_->resource(), pass.id,
+                                  api::kAnnotationApproveDestructivePlan, run.record.inputs_hash));
+      pass.event(kube::EventType::kWarning, "DestructivePlanBlocked",
+                 "Job " + name + " planned to delete or replace resources; inputs " +
+                     run.record.inputs_hash + " need captf.io/approve-destructive-plan");
+    } else if (outcome == workspace::RunOutcome::kPlanChanged) {
+      if (parsed && parsed->plan) {
+        api::PlanPreview plan = *parsed->plan;
+        plan.inputs_hash = run.record.inputs_hash;
+        plan.job = name;
+        plan.created_at = pass.now;
+        if (auto* status_plan = kind_->plan(pass)) {
+          *status_plan = plan;
+        }
+        pass.set(cond::kApplyJobSucceeded, ConditionStatus::kUnknown, cond::kReasonPlanChanged,
+                 planChangedMessage(pass.id, plan.plan_hash));
+      }
+      pass.count(deps_.metrics.plan_approvals_total.withLabels({kind(), "changed"}));
+      pass.event(kube::EventType::kWarning, "PlanChanged",
+                 "Job " + name + " planned different changes than approved");
+    } else {
+      std::string_view reason = destroy ? cond::kReasonDestroyFailed : cond::kReasonApplyFailed;
+      if (deadline) {
+        reason = cond::kReasonJobDeadlineExceeded;
+      } else if (parsed && parsed->error_kind == api::RunErrorKind::kImageLayout) {
+        reason = cond::kReasonImageInvalid;
+      }
+      pass.set(
+          cond::kApplyJobSucceeded, ConditionStatus::kFalse, reason,
+          "Job " + name +
+              (outcome == workspace::RunOutcome::kInterrupted ? " was interrupted" : " failed") +
+              (summary.empty() ? std::string() : ": " + summary));
+    }
+    break;
+  }
+  case api::Operation::kDrift:
+  case api::Operation::kRefresh: {
+    if (outcome == workspace::RunOutcome::kSucceeded) {
+      pass.set(cond::kDriftJobSucceeded, ConditionStatus::kTrue, cond::kReasonDriftChecked, "");
+      pass.status->last_refresh = pass.now;
+      if (op == api::Operation::kDrift) {
+        pass.status->last_drift_check = pass.now;
+        const bool found = parsed && parsed->drift_found;
+        const bool remediate = pass.schedule.drift_action == api::DriftAction::kRemediate;
+        if (found) {
+          const auto& d = parsed->last_run.drift;
+          const std::string counts = d ? "+" + std::to_string(d->add.value_or(0)) + " ~" +
+                                             std::to_string(d->change.value_or(0)) + " -" +
+                                             std::to_string(d->destroy.value_or(0))
+                                       : std::string();
+          pass.set(cond::kDriftDetected, ConditionStatus::kTrue,
+                   remediate ? cond::kReasonDriftPending : cond::kReasonDriftReported,
+                   "Job " + name + " found drift " + counts);
+          pass.event(kube::EventType::kWarning, "DriftDetected",
+                     "Job " + name + " found drift " + counts);
+          if (d) {
+            pass.count(deps_.metrics.drift_resources_total.withLabels({kind(), "add"}),
+                       d->add.value_or(0));
+            pass.count(deps_.metrics.drift_resources_total.withLabels({kind(), "change"}),
+                       d->change.value_or(0));
+            pass.count(deps_.metrics.drift_resources_total.withLabels({kind(), "destroy"}),
+                       d->destroy.value_or(0));
+          }
+        } else {
+          if (pass.set(cond::kDriftDetected, ConditionStatus::kFalse, cond::kReasonNoDrift,
+                       "Job " + name + " found no drift") &&
+              pass.originalReason(cond::kDriftDetected) != "" &&
+              pass.originalReason(cond::kDriftDetected) != cond::kReasonDriftNotChecked) {
+            pass.event(kube::EventType::kNormal, "DriftResolved", "no drift any more");
+          }
+        }
+      }
+    } else {
+      pass.set(cond::kDriftJobSucceeded, ConditionStatus::kFalse,
+               deadline ? cond::kReasonDriftJobDeadlineExceeded : cond::kReasonDriftJobFailed,
+               "Job " + name + " failed" + (summary.empty() ? std::string() : ": " + summary));
+    }
+    break;
+  }
+  case api::Operation::kRestore:
+    if (outcome == workspace::RunOutcome::kSucceeded) {
+      pass.set(cond::kRestoreJobSucceeded, ConditionStatus::kTrue, cond::kReasonStateRestored, "");
+      pass.event(kube::EventType::kNormal, "StateRestored", "Job " + name + " restored state");
+      pass.count(deps_.metrics.state_restores_total.withLabels({kind(), "succeeded"}));
+    } else {
+      pass.set(cond::kRestoreJobSucceeded, ConditionStatus::kFalse, cond::kReasonRestoreFailed,
+               "Job " + name + " failed" + (summary.empty() ? std::string() : ": " + summary));
+      pass.event(kube::EventType::kWarning, "StateRestoreFailed", "Job " + name + " failed");
+      pass.count(deps_.metrics.state_restores_total.withLabels({kind(), "failed"}));
+    }
+    break;
+  }
+
+  // Events and metrics of the finished Job.
+  std::string result = str(workspace::jobsTotalResult(outcome));
+  if (deadline && outcome != workspace::RunOutcome::kSucceeded) {
+    result = "deadline";
+  }
+  pass.count(deps_.metrics.jobs_total.withLabels({kind(), op_name, result}));
+  const json* created = kube::fieldAt(run.job, "metadata.creationTimestamp");
+  const json* completed = kube::fieldAt(run.job, "status.completionTime");
+  if (created != nullptr && created->is_string()) {
+    auto start = kube::parseTime(created->get<std::string>());
+    auto end = completed != nullptr && completed->is_string()
+                   ? kube::parseTime(completed->get<std::string>())
+                   : absl::StatusOr<kube::WallTime>(pass.wall);
+    if (start.ok() && end.ok()) {
+      pass.observe(deps_.metrics.job_duration_seconds.withLabels({kind(), op_name, result}),
+                   std::chrono::duration<double>(*end - *start).count());
+      if (pod->has_value()) {
+        if (auto started = containerStartTime(**pod, kSourceContainer)) {
+          pass.observe(deps_.metrics.job_queue_seconds.withLabels({kind(), op_name}),
+                       std::chrono::duration<double>(*started - *start).count());
+        }
+      }
+    }
+  }
+  for (const api::RunStep& step : last_run.steps) {
+    if (step.duration_milliseconds) {
+      pass.observe(deps_.metrics.job_step_duration_seconds.withLabels({kind(), op_name, step.name}),
+                   static_cast<double>(*step.duration_milliseconds) / 1000.0);
+    }
+  }
+  if (parsed && parsed->changes) {
+    const auto& c = *parsed->changes;
+    pass.count(deps_.metrics.resources_changed_total.withLabels({kind(), op_name, "add"}), c.add());
+    pass.count(deps_.metrics.resources_changed_total.withLabels({kind(), op_name, "change"}),
+               c.change());
+    pass.count(deps_.metrics.resources_changed_total.withLabels({kind(), op_name, "destroy"}),
+               c.destroy());
+    pass.count(deps_.metrics.resources_changed_total.withLabels({kind(), op_name, "import"}),
+               c.import());
+  }
+  if (outcome == workspace::RunOutcome::kSucceeded) {
+    pass.observe(deps_.metrics.job_attempts.withLabels({kind(), op_name}),
+                 1 + lifecycle::consecutiveFailures(pass.records(), op));
+    deps_.metrics.last_success_timestamp_seconds
+        .withLabels({kind(), pass.id.ns, pass.id.name, op_name})
+        .set(static_cast<double>(
+            std::chrono::duration_cast<std::chrono::seconds>(pass.wall.time_since_epoch())
+                .count()));
+    if (op != api::Operation::kPlan) {
+      pass.event(kube::EventType::kNormal, "JobSucceeded", op_name + " Job " + name + " succeeded");
+    }
+  } else {
+    const std::string error_kind =
+        deadline ? "deadline"
+                 : (parsed && parsed->error_kind ? str(api::enumName(*parsed->error_kind))
+                                                 : std::string("unknown"));
+    const std::string step =
+        last_run.error && last_run.error->step ? *last_run.error->step : std::string("none");
+    pass.count(deps_.metrics.job_errors_total.withLabels({kind(), op_name, error_kind, step}));
+    if (deadline) {
+      pass.event(kube::EventType::kWarning, "JobDeadlineExceeded",
+                 op_name + " Job " + name + " hit its deadline");
+    } else if (outcome == workspace::RunOutcome::kInterrupted) {
+      pass.event(kube::EventType::kWarning, "JobInterrupted",
+                 op_name + " Job " + name + " was stopped from outside; retrying without backoff");
+    } else if (outcome == workspace::RunOutcome::kFailed) {
+      pass.event(kube::EventType::kWarning, "JobFailed",
+                 op_name + " Job " + name + " failed" + (summary.empty() ? "" : ": " + summary));
+    }
+  }
+
+  // The per-run Secret goes once the result is read; this releases the
+  // leases the Job held.
+  absl::Status removed =
+      deps_.api.remove(kinds::kSecret, {pass.id.ns, lifecycle::perRunSecretName(name)});
+  if (!removed.ok() && !kube::isNotFound(removed)) {
+    return removed;
+  }
+  if (absl::Status s = releaseLease(deps_.api, pass.id.ns, lifecycle::runLeaseName(pass.id), name);
+      !s.ok()) {
+    return s;
+  }
+  if (!pass.cluster_name.empty()) {
+    if (absl::Status s =
+            releaseLease(deps_.api, pass.id.ns,
+                         lifecycle::clusterLeaseName(pass.id.ns, pass.cluster_name), name);
+        !s.ok()) {
+      return s;
+    }
+  }
+  pass.bookkept.push_back(name);
+  return absl::OkStatus();
+}
+
+// §14.5: owner references on every chunk, the inputs hash on the base.
+absl::Status WorkloadReconciler::adopt(WorkloadPass& pass, const std::string& inputs_hash,
+                                       const std::string& job) {
+  if (inputs_hash.empty()) {
+    return absl::OkStatus();
+  }
+  auto secrets = listSecrets(deps_.api, pass.id.ns, workspace::stateSelector(pass.suffix));
+  if (!secrets.ok()) {
+    return secrets.status();
+  }
+  const auto patches = workspace::adoptionPatches(pass.ref, *secrets, pass.suffix, inputs_hash);
+  for (const workspace::SecretPatch& p : patches) {
+    auto written =
+        deps_.api.patch(kinds::kSecret, {pass.id.ns, p.name}, kube::PatchType::kMerge, p.patch);
+    if (!written.ok()) {
+      return written.status();
+    }
+  }
+  if (!patches.empty()) {
+    pass.event(kube::EventType::kNormal, "StateAdopted",
+               "state of Job " + job + " adopted with inputs hash " + inputs_hash);
+  }
+  return absl::OkStatus();
+}
+
+// 7. Active Job: wait (stuck Jobs are deleted to be restarted).
+bool WorkloadReconciler::waitForActiveJob(WorkloadPass& pass) {
+  if (pass.active == nullptr) {
+    pass.status->active_job.reset();
+    return false;
+  }
+  const RunJob& run = *pass.active;
+  api::ActiveJob active;
+  active.name = run.record.name;
+  active.operation = run.record.operation;
+  active.attempt = run.record.attempt;
+  active.start_time = run.record.created;
+  pass.status->active_job = active;
+  if (run.record.operation == api::Operation::kApply && !pass.status->initialization) {
+    pass.set(cond::kInfrastructureHealthy, ConditionStatus::kFalse, cond::kReasonProvisioning,
+             "apply Job " + run.record.name + " is running");
+  }
+  if (run.record.operation == api::Operation::kDrift) {
+    pass.set(cond::kDriftJobSucceeded, ConditionStatus::kUnknown, cond::kReasonDriftJobRunning,
+             "drift Job " + run.record.name + " is running");
+  }
+  // Stuck: the per-run Secret is missing, no pod ever started, Job age ≥ 1m.
+  if (run.record.created &&
+      pass.now.value - run.record.created->value >= std::chrono::seconds(kStuckJobAge)) {
+    auto secret =
+        deps_.api.get(kinds::kSecret, {pass.id.ns, lifecycle::perRunSecretName(run.record.name)});
+    if (!secret.ok() && kube::isNotFound(secret.status())) {
+      auto pod = podOfJob(deps_.cached, pass.id.ns, run.record.name);
+      if (pod.ok() && (!pod->has_value() || !podStarted(**pod))) {
+        kube::DeleteOptions options;
+        options.propagation = kube::PropagationPolicy::kBackground;
+        if (deps_.api.remove(kinds::kJob, {pass.id.ns, run.record.name}, options).ok()) {
+          pass.event(
+              kube::EventType::kWarning, "StuckJobDeleted",
+              "Job " + run.record.name +
+                  " could never start (its inputs Secret is missing); deleted to be restarted");
+        }
+      }
+    }
+  }
+  // Job events wake the object; this is a safety net.
+  pass.result.requeue_after = std::chrono::minutes(1);
+  return true;
+}
+
+absl::Status WorkloadReconciler::pausedBranch(WorkloadPass& pass) {
+  if (pass.set(cond::kPaused, ConditionStatus::kTrue, cond::kReasonPaused, "")) {
+    pass.event(kube::EventType::kNormal, "Paused", "reconciliation paused");
+  }
+  if (absl::Status s = reconcileJobs(pass); !s.ok()) {
+    return s;
+  }
+  if (!waitForActiveJob(pass)) {
+    if (kube::meta::annotations(pass.object).contains(str(api::kAnnotationBlockMove))) {
+      return pass.patcher.setAnnotation(api::kAnnotationBlockMove, std::nullopt);
+    }
+  }
+  return absl::OkStatus();
+}
+
+// 9. State: read, classify, lock check.
+absl::Status WorkloadReconciler::reconcileState(WorkloadPass& pass) {
+  auto secrets = listSecrets(deps_.cached, pass.id.ns, workspace::stateSelector(pass.suffix));
+  if (!secrets.ok()) {
+    return secrets.status();
+  }
+  pass.state = workspace::readState(pass.suffix, *secrets);
+  // The cache may not have seen this pass's adoption yet: when the newest
+  // successful apply's hash is not the state's, read the Secrets again from
+  // the API server rather than decide on a stale copy.
+  for (const RunJob& run : pass.jobs) {
+    if (run.record.operation == api::Operation::kApply &&
+        run.record.outcome == lifecycle::JobOutcome::kSucceeded) {
+      if (!run.record.inputs_hash.empty() && run.record.inputs_hash != pass.state.inputs_hash) {
+        auto fresh = listSecrets(deps_.api, pass.id.ns, workspace::stateSelector(pass.suffix));
+        if (!fresh.ok()) {
+          return fresh.status();
+        }
+        pass.state = workspace::readState(pass.suffix, *fresh);
+      }
+      break;
+    }
+  }
+  const bool latched = pass.latched();
+  pass.verdict = workspace::classifyState(pass.state, kind_->role(),
+                                          latched ? workspace::Provisioned::kYes
+                                                  : workspace::Provisioned::kNo);
+  // Lock check (§14.4).
+  auto lease = deps_.api.get(kinds::kLease, {pass.id.ns, lifecycle::lockLeaseName(pass.id)});
+  if (!lease.ok() && !kube::isNotFound(lease.status())) {
+    return lease.status();
+  }
+  workspace::OwnRunners own;
+  for (const RunJob& run : pass.jobs) {
+    own.job_names.push_back(run.record.name);
+    auto pod = podOfJob(deps_.cached, pass.id.ns, run.record.name);
+    if (pod.ok() && pod->has_value()) {
+      const std::string phase =
+          (**pod).value("status", json::object()).value("phase", std::string());
+      own.pods.push_back(
+          workspace::RunnerPod{kube::meta::name(**pod), phase == "Succeeded" || phase == "Failed"});
+    }
+  }
+  pass.lock = workspace::decideLock(workspace::readLock(lease.ok() ? *lease : json()), own);
+  if (pass.lock.state == workspace::LockState::kForeign) {
+    pass.verdict = workspace::StateVerdict::kLocked;
+  }
+  const std::string reason = str(workspace::stateReason(pass.verdict));
+  ConditionStatus status = ConditionStatus::kFalse;
+  if (pass.verdict == workspace::StateVerdict::kRead) {
+    status = ConditionStatus::kTrue;
+  } else if (pass.verdict == workspace::StateVerdict::kNotFound) {
+    status = ConditionStatus::kUnknown;
+  }
+  const std::string message = pass.verdict == workspace::StateVerdict::kLocked
+                                  ? pass.lock.message
+                                  : workspace::stateMessage(pass.verdict, pass.state, pass.suffix);
+  if (pass.set(cond::kStateReadable, status, reason, message) &&
+      status == ConditionStatus::kFalse) {
+    pass.count(deps_.metrics.state_read_errors_total.withLabels(
+        {kind(), str(workspace::stateMetricReason(pass.verdict))}));
+    pass.event(kube::EventType::kWarning, workspace::stateEventReason(pass.verdict), message);
+  }
+  if (pass.verdict == workspace::StateVerdict::kRead) {
+    pass.status->observed_state_serial = pass.state.summary.serial;
+    deps_.metrics.state_resources.withLabels({kind(), pass.id.ns, pass.id.name})
+        .set(static_cast<double>(pass.state.summary.managed_resources));
+  }
+  if (pass.state.compressed_bytes > 0) {
+    deps_.metrics.state_bytes.withLabels({kind(), pass.id.ns, pass.id.name})
+        .set(static_cast<double>(pass.state.compressed_bytes));
+  }
+  pass.status->state_secret_suffix = pass.suffix;
+  return absl::OkStatus();
+}
+
+// Backups of new serials (§14.6).
+absl::Status WorkloadReconciler::reconcileBackups(WorkloadPass& pass) {
+  auto secrets = listSecrets(deps_.cached, pass.id.ns, workspace::backupSelector(pass.suffix));
+  if (!secrets.ok()) {
+    return secrets.status();
+  }
+  auto sets = workspace::listBackups(pass.suffix, *secrets);
+  const auto decision =
+      workspace::decideBackup(pass.state, sets, deps_.settings.state_backups, pass.deleting);
+  if (decision == workspace::BackupDecision::kTake) {
+    workspace::BackupRequest request;
+    request.ref = pass.ref;
+    request.state = &pass.state;
+    request.taken_at = api::formatTime(pass.now);
+    request.source_job = pass.status->last_run ? pass.status->last_run->job : "";
+    bool ok = true;
+    for (const json& secret : workspace::backupSecrets(request)) {
+      auto created = deps_.api.create(secret);
+      if (!created.ok() && !kube::isAlreadyExists(created.status())) {
+        ok = false;
+        pass.log->warn("state backup failed error=\"{}\"", std::string(created.status().message()));
+        break;
+      }
+    }
+    pass.count(deps_.metrics.state_backups_total.withLabels({kind(), ok ? "taken" : "skipped"}));
+    if (ok) {
+      pass.event(kube::EventType::kNormal, "StateBackedUp",
+                 "state serial " + std::to_string(pass.state.summary.serial) + " backed up");
+      auto again = listSecrets(deps_.api, pass.id.ns, workspace::backupSelector(pass.suffix));
+      if (again.ok()) {
+        sets = workspace::listBackups(pass.suffix, *again);
+      }
+    }
+  } else if (decision == workspace::BackupDecision::kStateUnusable) {
+    pass.count(deps_.metrics.state_backups_total.withLabels({kind(), "skipped"}));
+  }
+  for (const std::string& name : workspace::backupsToPrune(sets, deps_.settings.state_backups)) {
+    absl::Status removed = deps_.api.remove(kinds::kSecret, {pass.id.ns, name});
+    if (!removed.ok() && !kube::isNotFound(removed)) {
+      return removed;
+    }
+    pass.count(deps_.metrics.state_backups_total.withLabels({kind(), "pruned"}));
+  }
+  pass.status->state_backups = workspace::statusBackups(sets);
+  return absl::OkStatus();
+}
+
+// Builds the current inputs (the kind's gates, variablesFrom, the role's
+// inputs) and renders them. An immutable kind builds them only until it is
+// provisioned.
+absl::Status WorkloadReconciler::reconcileInputs(WorkloadPass& pass) {
+  auto durable =
+      deps_.cached.get(kinds::kSecret, {pass.id.ns, workspace::durableInputsSecretName(pass.ref)});
+  if (durable.ok()) {
+    auto read = workspace::readDurableInputs(*durable);
+    if (read.ok()) {
+      pass.durable = *std::move(read);
+    }
+  } else if (!kube::isNotFound(durable.status())) {
+    return durable.status();
+  }
+  if (!pass.cluster.is_object() || !pass.owner_ok) {
+    return absl::OkStatus(); // owner gone: destroy renders the durable inputs
+  }
+  if (kind_->immutableInputs() && (pass.latched() || pass.deleting)) {
+    return absl::OkStatus(); // never rebuilt once provisioned
+  }
+  auto ready = kind_->inputsReady(pass);
+  if (!ready.ok()) {
+    return ready.status();
+  }
+  if (!*ready) {
+    pass.inputs_blocked = true;
+    return absl::OkStatus();
+  }
+  // variablesFrom, read straight from the API server.
+  std::vector<workspace::VariablesSourceData> sources;
+  for (const api::VariablesSource& source : pass.spec->variables_from) {
+    const bool secret = source.secret_ref.has_value();
+    const std::string name = secret ? source.secret_ref->name
+                                    : (source.config_map_ref ? source.config_map_ref->name : "");
+    auto fetched = deps_.api.get(secret ? kinds::kSecret : kinds::kConfigMap, {pass.id.ns, name});
+    if (!fetched.ok() && !kube::isNotFound(fetched.status())) {
+      return fetched.status();
+    }
+    auto data = workspace::readVariablesSource(source, fetched.ok() ? *fetched : json());
+    if (!data.ok()) {
+      pass.set(cond::kDependenciesReady, ConditionStatus::kFalse,
+               cond::kReasonVariablesSourceNotFound, std::string(data.status().message()));
+      pass.inputs_blocked = true;
+      return absl::OkStatus();
+    }
+    sources.push_back(*std::move(data));
+  }
+  auto variables = workspace::mergeUserVariables(kind_->role(), pass.spec->variables, sources);
+  if (!variables.ok()) {
+    pass.set(cond::kDependenciesReady, ConditionStatus::kFalse, cond::kReasonVariablesInvalid,
+             std::string(variables.status().message()));
+    pass.inputs_blocked = true;
+    return absl::OkStatus();
+  }
+  auto inputs = kind_->roleInputs(pass);
+  if (!inputs.ok()) {
+    return inputs.status();
+  }
+  contract::RenderRequest request{kind_->role(), *std::move(inputs), *std::move(variables)};
+  auto rendered = workspace::renderInputs(request, pass.spec->source.image);
+  if (!rendered.ok()) {
+    if (auto bytes = contract::renderedBytesOverLimit(rendered.status())) {
+      pass.inputs_too_large = true;
+      deps_.metrics.inputs_bytes.withLabels({kind(), pass.id.ns, pass.id.name})
+          .set(static_cast<double>(*bytes));
+      pass.set(cond::kApplyJobSucceeded, ConditionStatus::kFalse, cond::kReasonInputsTooLarge,
+               "the rendered inputs are " + std::to_string(*bytes) +
+                   " bytes, over the 1000000-byte limit");
+      return absl::OkStatus();
+    }
+    pass.set(cond::kOutputsValid, ConditionStatus::kFalse, cond::kReasonOutputsInvalid,
+             "inputs cannot be hashed: " + std::string(rendered.status().message()));
+    pass.inputs_blocked = true;
+    return absl::OkStatus();
+  }
+  deps_.metrics.inputs_bytes.withLabels({kind(), pass.id.ns, pass.id.name})
+      .set(static_cast<double>(rendered->bytes));
+  pass.rendered = *std::move(rendered);
+  return kind_->afterInputs(pass);
+}
+
+// Outputs: before readable state the provisioning conditions; with it the
+// kind's outputs.
+absl::Status WorkloadReconciler::reconcileOutputs(WorkloadPass& pass) {
+  const bool latched = pass.latched();
+  pass.provisioned = latched;
+  const bool started = std::any_of(pass.jobs.begin(), pass.jobs.end(), [](const RunJob& run) {
+    return run.record.operation == api::Operation::kApply;
+  });
+  if (pass.verdict != workspace::StateVerdict::kRead) {
+    if (!latched) {
+      if (started || pass.verdict != workspace::StateVerdict::kNotFound) {
+        pass.set(cond::kInfrastructureHealthy, ConditionStatus::kFalse, cond::kReasonProvisioning,
+                 "the first apply has not completed");
+      } else {
+        pass.set(cond::kInfrastructureHealthy, ConditionStatus::kUnknown,
+                 cond::kReasonWaitingForProvisioning, "no apply has started yet");
+      }
+      if (!lifecycle::findCondition(pass.status->conditions, cond::kOutputsValid)) {
+        pass.set(cond::kOutputsValid, ConditionStatus::kUnknown, cond::kReasonOutputsPending,
+                 "no state yet");
+      }
+    }
+    return absl::OkStatus();
+  }
+  return kind_->reconcileOutputs(pass);
+}
+
+absl::Status WorkloadReconciler::reconcileNormal(WorkloadPass& pass) {
+  pass.set(cond::kDeleting, ConditionStatus::kFalse, cond::kReasonNotDeleting, "");
+  if (absl::Status s = reconcileCredentials(pass); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = reconcileJobs(pass); !s.ok()) {
+    return s;
+  }
+  if (waitForActiveJob(pass)) {
+    return absl::OkStatus();
+  }
+  if (absl::Status s = reconcileState(pass); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = reconcileBackups(pass); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = reconcileInputs(pass); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = reconcileOutputs(pass); !s.ok()) {
+    return s;
+  }
+  return decideAndRun(pass);
+}
+
+absl::Status WorkloadReconciler::reconcileDelete(WorkloadPass& pass) {
+  if (pass.set(cond::kDeleting, ConditionStatus::kTrue, cond::kReasonDeleting,
+               "the object is being deleted")) {
+    pass.event(kube::EventType::kNormal, "DeletionStarted", "deletion started");
+  }
+  if (!pass.cluster_name.empty()) {
+    if (absl::Status s = reconcileCredentials(pass); !s.ok()) {
+      return s;
+    }
+  }
+  if (absl::Status s = reconcileJobs(pass); !s.ok()) {
+    return s;
+  }
+  if (waitForActiveJob(pass)) {
+    return absl::OkStatus();
+  }
+  // Dependents first.
+  auto blocked = kind_->deletionBlocked(pass);
+  if (!blocked.ok()) {
+    return blocked.status();
+  }
+  if (*blocked) {
+    return absl::OkStatus();
+  }
+  pass.set(cond::kDeletionBlocked, ConditionStatus::kFalse, cond::kReasonNotBlocked, "");
+  if (absl::Status s = reconcileState(pass); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = reconcileInputs(pass); !s.ok()) {
+    return s;
+  }
+  return decideAndRun(pass);
+}
+
+// 10. Decide (§11.6) and start the Job, or wait.
+absl::Status WorkloadReconciler::decideAndRun(WorkloadPass& pass) {
+  std::optional<api::PlanPreview> no_plan;
+  std::optional<api::PlanPreview>& status_plan =
+      kind_->plan(pass) != nullptr ? *kind_->plan(pass) : no_plan;
+  lifecycle::DecisionInput in;
+  in.role = kind_->role();
+  in.deleting = pass.deleting;
+  in.provisioned = pass.provisioned || pass.latched();
+  switch (pass.verdict) {
+  case workspace::StateVerdict::kNotFound:
+    in.state = lifecycle::StateReading::kNotFound;
+    break;
+  case workspace::StateVerdict::kRead:
+    in.state = lifecycle::StateReading::kRead;
+    break;
+  case workspace::StateVerdict::kLost:
+    // The decision applies the lost rule itself from provisioned + state.
+    in.state = pass.state.status == workspace::StateStatus::kNotFound
+                   ? lifecycle::StateReading::kNotFound
+                   : lifecycle::StateReading::kRead;
+    break;
+  default:
+    in.state = lifecycle::StateReading::kUnreadable;
+    break;
+  }
+  in.state_inputs_hash = pass.state.inputs_hash;
+  in.current_inputs_hash = pass.rendered ? pass.rendered->inputs_hash : "";
+  in.inputs_too_large = pass.inputs_too_large;
+  // A kind with immutable inputs destroys from its durable inputs only.
+  in.destroy_inputs_available =
+      pass.durable.has_value() || (!kind_->immutableInputs() && pass.rendered.has_value());
+  const auto& annotations = pass.meta->annotations;
+  if (auto it = annotations.find(str(api::kAnnotationRestoreState)); it != annotations.end()) {
+    in.restore_request = it->second;
+  }
+  for (const api::StateBackup& backup : pass.status->state_backups) {
+    in.backup_serials.push_back(backup.serial);
+  }
+  in.plan = status_plan;
+  const std::string drift_reason = pass.currentReason(cond::kDriftDetected);
+  in.drift_pending =
+      drift_reason == cond::kReasonDriftPending || drift_reason == cond::kReasonDriftRemediating;
+  in.last_refresh = pass.status->last_refresh;
+  in.last_drift_check = pass.status->last_drift_check;
+  in.pending_refreshes = pass.status->pending_refreshes.value_or(0);
+  in.schedule = pass.schedule;
+  in.failed_jobs_history_limit = pass.policy.failed_jobs_history_limit;
+  in.jobs = pass.records();
+  in.now = pass.now.value;
+  in.jitter = lifecycle::jitterFor(pass.meta->uid);
+  kind_->decisionInput(pass, in);
+  pass.decision = lifecycle::decideNextOperation(in);
+  if (pass.decision.clear_plan) {
+    status_plan.reset();
+  }
+  const lifecycle::Decision& d = pass.decision;
+  pass.count(deps_.metrics.reconcile_op_decisions_total.withLabels(
+      {kind(), str(lifecycle::opLabel(d)), str(lifecycle::reasonName(d))}));
+  if (d.requeue_after) {
+    pass.result.requeue_after = *d.requeue_after;
+  }
+  if (d.remove_restore_annotation) {
+    if (absl::Status s = pass.patcher.setAnnotation(api::kAnnotationRestoreState, std::nullopt);
+        !s.ok()) {
+      return s;
+    }
+  }
+  switch (d.hold) {
+  case lifecycle::Hold::kRestoreBackupNotFound:
+    if (pass.set(cond::kRestoreJobSucceeded, ConditionStatus::kFalse,
+                 cond::kReasonRestoreBackupNotFound,
+                 "captf.io/restore-state names no complete backup")) {
+      pass.count(deps_.metrics.state_restores_total.withLabels({kind(), "not_found"}));
+    }
+    break;
+  case lifecycle::Hold::kPlanAwaitingApproval:
+    if (status_plan) {
+      pass.set(cond::kApplyJobSucceeded, ConditionStatus::kUnknown,
+               cond::kReasonPlanAwaitingApproval,
+               "plan " + status_plan->plan_hash + " awaits approval: " +
+                   approveCommand(kind_->resource(), pass.id, api::kAnnotationApprovePlan,
+                                  status_plan->plan_hash));
+    }
+    break;
+  case lifecycle::Hold::kPlanChanged:
+    // §17.2 step 5: the new plan of an approved apply keeps PlanChanged.
+    if (status_plan) {
+      pass.set(cond::kApplyJobSucceeded, ConditionStatus::kUnknown, cond::kReasonPlanChanged,
+               planChangedMessage(pass.id, status_plan->plan_hash));
+    }
+    break;
+  case lifecycle::Hold::kDestroyInputsMissing:
+    pass.set(cond::kApplyJobSucceeded, ConditionStatus::kFalse, cond::kReasonDestroyFailed,
+             "The durable inputs Secret is missing, so destroy cannot be rendered; see "
+             "<https://captf.io/docs/operator-guide/runbooks/stuck-destroy.html>");
+    break;
+  default:
+    break;
+  }
+  if (d.action == lifecycle::Action::kCleanup) {
+    return cleanup(pass);
+  }
+  if (!lifecycle::findCondition(pass.status->conditions, cond::kApplyJobSucceeded)) {
+    pass.set(cond::kApplyJobSucceeded, ConditionStatus::kUnknown, cond::kReasonNoApplyYet,
+             "no apply has completed yet");
+  }
+  if (!lifecycle::findCondition(pass.status->conditions, cond::kDriftDetected)) {
+    pass.set(cond::kDriftDetected, ConditionStatus::kUnknown, cond::kReasonDriftNotChecked, "");
+    pass.set(cond::kDriftJobSucceeded, ConditionStatus::kUnknown, cond::kReasonDriftNotChecked, "");
+  }
+  if (d.action != lifecycle::Action::kRunJob || !d.operation) {
+    // Not needed any more: clear the block-move annotation (§11.10).
+    if (kube::meta::annotations(pass.object).contains(str(api::kAnnotationBlockMove))) {
+      return pass.patcher.setAnnotation(api::kAnnotationBlockMove, std::nullopt);
+    }
+    return absl::OkStatus();
+  }
+  return runJob(pass);
+}
+
+absl::Status WorkloadReconciler::runJob(WorkloadPass& pass) {
+  const lifecycle::Decision& d = pass.decision;
+  const api::Operation op = *d.operation;
+  const std::string op_name = str(api::enumName(op));
+  // Credentials must be in place for any Job (§19.1 item 7).
+  if (!pass.identity.allowed.isTrue() || !pass.identity.mirrored.isTrue() || !pass.rbac.isTrue()) {
+    if (!pass.identity.allowed.isTrue() &&
+        (op == api::Operation::kApply || op == api::Operation::kDestroy)) {
+      pass.set(cond::kApplyJobSucceeded, ConditionStatus::kFalse, cond::kReasonIdentityNotAllowed,
+               "no Job can start: " + pass.identity.allowed.message);
+    }
+    pass.result.requeue_after = lifecycle::kLeaseRecheck;
+    return absl::OkStatus();
+  }
+  if (pass.inputs_blocked && op != api::Operation::kDestroy) {
+    return absl::OkStatus();
+  }
+  // Which root the Job renders (§12.7 table).
+  const contract::RenderedRoot* root = nullptr;
+  const bool immutable = kind_->immutableInputs();
+  if (op == api::Operation::kDestroy) {
+    root = pass.durable                  ? &pass.durable->root
+           : pass.rendered && !immutable ? &pass.rendered->root
+                                         : nullptr;
+  } else if (op == api::Operation::kDrift || op == api::Operation::kRefresh) {
+    root = pass.rendered && !immutable ? &pass.rendered->root
+           : pass.durable              ? &pass.durable->root
+                                       : nullptr;
+  } else if (op != api::Operation::kRestore) {
+    root = pass.rendered ? &pass.rendered->root : nullptr;
+  }
+  if (root == nullptr && op != api::Operation::kRestore) {
+    return absl::OkStatus();
+  }
+  std::optional<workspace::RestoreInputs> restore;
+  if (op == api::Operation::kRestore) {
+    auto secrets = listSecrets(deps_.cached, pass.id.ns, workspace::backupSelector(pass.suffix));
+    if (!secrets.ok()) {
+      return secrets.status();
+    }
+    const auto request = pass.meta->annotations.find(str(api::kAnnotationRestoreState));
+    auto found = workspace::findRestoreBackup(
+        request == pass.meta->annotations.end() ? std::string() : request->second,
+        workspace::listBackups(pass.suffix, *secrets));
+    if (!found.ok()) {
+      pass.set(cond::kRestoreJobSucceeded, ConditionStatus::kFalse,
+               cond::kReasonRestoreBackupNotFound, std::string(found.status().message()));
+      return absl::OkStatus();
+    }
+    restore = *std::move(found);
+  }
+
+  const std::string job_name =
+      lifecycle::jobName(pass.id, lifecycle::JobNameParts{d.inputs_hash, op, d.attempt, d.tick});
+  // A retried reconcile finds the Job it created.
+  if (std::any_of(pass.jobs.begin(), pass.jobs.end(),
+                  [&](const RunJob& run) { return run.record.name == job_name; })) {
+    return absl::OkStatus();
+  }
+  // The decision came from the cached object's status, and a Job cannot be
+  // taken back: the API server's status must be the one decided on. When
+  // it moved on (the previous pass's status patch, not in the cache yet,
+  // e.g. a status.plan that would otherwise be planned again), the pass
+  // ends without writing and runs again.
+  auto live = deps_.api.get(kind_->gvk(), {pass.id.ns, pass.id.name});
+  if (!live.ok()) {
+    return kube::isNotFound(live.status()) ? absl::OkStatus() : live.status();
+  }
+  if (live->value("status", json()) != pass.object.value("status", json())) {
+    pass.stale = true;
+    return absl::OkStatus();
+  }
+
+  // Leases (§11.9).
+  lifecycle::LeaseRequest lease;
+  lease.kind = lifecycle::LeaseKind::kRun;
+  lease.object = pass.id;
+  lease.cluster_name = pass.cluster_name;
+  lease.job = job_name;
+  lease.operation = op;
+  lease.active_deadline_seconds = pass.policy.active_deadline_seconds;
+  lease.now = pass.now.value;
+  const std::string_view wait_condition =
+      op == api::Operation::kDrift || op == api::Operation::kRefresh ? cond::kDriftJobSucceeded
+      : op == api::Operation::kRestore                               ? cond::kRestoreJobSucceeded
+                                                                     : cond::kApplyJobSucceeded;
+  std::string holder;
+  auto verdict =
+      takeLease(deps_.api, deps_.cached, lease, lifecycle::runLeaseName(pass.id), holder);
+  if (!verdict.ok()) {
+    return verdict.status();
+  }
+  if (*verdict == lifecycle::LeaseVerdict::kWait) {
+    if (pass.set(wait_condition, ConditionStatus::kUnknown, cond::kReasonWaitingForRunLease,
+                 "the run lease is held by Job " + holder)) {
+      pass.count(deps_.metrics.lease_waits_total.withLabels({kind(), "run_lease"}));
+      pass.event(kube::EventType::kNormal, "WaitingForRunLease",
+                 "waiting for Job " + holder + " to release the run lease");
+    }
+    pass.result.requeue_after = lifecycle::kLeaseRecheck;
+    return absl::OkStatus();
+  }
+  const bool gate = deps_.settings.cluster_operation_gate == ClusterOperationGate::kOn;
+  if (lifecycle::gateApplies(gate, op) && !pass.cluster_name.empty()) {
+    auto gate_input = kind_->gateInput(pass, lease);
+    if (!gate_input.ok()) {
+      return gate_input.status();
+    }
+    switch (lifecycle::evaluateGate(*gate_input)) {
+    case lifecycle::GateVerdict::kProceed:
+      break;
+    case lifecycle::GateVerdict::kWaitForMachineOperations:
+      // Both Leases kept: new machine and pool operations queue behind.
+      if (pass.set(
+              wait_condition, ConditionStatus::kUnknown, cond::kReasonWaitingForMachineOperations,
+              std::to_string(gate_input->dependent_operations) +
+                  " machine/pool operations of Cluster " + pass.cluster_name + " are running")) {
+        pass.count(deps_.metrics.lease_waits_total.withLabels({kind(), "machine_operations"}));
+        pass.event(kube::EventType::kNormal, "WaitingForMachineOperations",
+                   "waiting for machine and pool operations of Cluster " + pass.cluster_name);
+      }
+      pass.result.requeue_after = lifecycle::kLeaseRecheck;
+      return absl::OkStatus();
+    case lifecycle::GateVerdict::kWaitForClusterOperation:
+      // The cluster applies or destroys: our run Lease goes back so the
+      // cluster never waits on a machine that waits on it.
+      if (absl::Status s =
+              releaseLease(deps_.api, pass.id.ns, lifecycle::runLeaseName(pass.id), job_name);
+          !s.ok()) {
+        return s;
+      }
+      if (pass.set(wait_condition, ConditionStatus::kUnknown,
+                   cond::kReasonWaitingForClusterOperation,
+                   "an operation of Cluster " + pass.cluster_name + " is running")) {
+        pass.count(deps_.metrics.lease_waits_total.withLabels({kind(), "cluster_operation"}));
+        pass.event(kube::EventType::kNormal, "WaitingForClusterOperation",
+                   "waiting for the operation of Cluster " + pass.cluster_name);
+      }
+      pass.result.requeue_after = lifecycle::kLeaseRecheck;
+      return absl::OkStatus();
+    }
+  }
+
+  // §11.10: block-move, written directly before the Job exists.
+  if (lifecycle::blockMoveAction(
+          kube::meta::annotations(pass.object).contains(str(api::kAnnotationBlockMove)), false,
+          true) == lifecycle::BlockMoveAction::kSet) {
+    if (absl::Status s = pass.patcher.setAnnotation(api::kAnnotationBlockMove, std::string("true"));
+        !s.ok()) {
+      return s;
+    }
+  }
+
+  // §12.7: the durable inputs are written when an apply Job starts.
+  std::optional<std::string> pinned;
+  if (pass.durable && pass.durable->annotations.image == pass.spec->source.image) {
+    pinned = pass.durable->annotations.image_digest;
+  }
+  if (op == api::Operation::kApply) {
+    workspace::DurableAnnotations annotations;
+    annotations.image = pass.spec->source.image;
+    annotations.image_digest = pinned;
+    annotations.identity = pass.identity.identity;
+    json durable = workspace::durableInputsSecret(pass.ref, *root, annotations);
+    auto existing = deps_.api.get(kinds::kSecret, kube::meta::key(durable));
+    if (existing.ok()) {
+      durable["metadata"]["resourceVersion"] = kube::meta::resourceVersion(*existing);
+      auto written = deps_.api.update(durable);
+      if (!written.ok()) {
+        return written.status();
+      }
+    } else if (kube::isNotFound(existing.status())) {
+      auto created = deps_.api.create(durable);
+      if (!created.ok()) {
+        return created.status();
+      }
+    } else {
+      return existing.status();
+    }
+  }
+
+  lifecycle::JobBuildRequest build;
+  build.object = pass.id;
+  build.object_uid = pass.meta->uid;
+  build.cluster_name = pass.cluster_name;
+  build.job_name = job_name;
+  build.operation = op;
+  build.attempt = d.attempt;
+  build.image = pass.spec->source.image;
+  build.image_reference = pass.spec->source.image;
+  // An immutable kind runs every operation after its first apply from the
+  // digest that apply ran (docs/decisions/manager-reconcile-pass.md, "Kinds").
+  if (immutable && op != api::Operation::kApply && pass.durable &&
+      pass.durable->annotations.image_digest) {
+    if (auto by_digest = contract::pinnedReference(pass.durable->annotations.image,
+                                                   *pass.durable->annotations.image_digest)) {
+      build.image = *by_digest;
+    }
+  }
+  build.image_pull_policy = lifecycle::effectivePullPolicy(pass.spec->source);
+  build.runner_image = deps_.settings.runner_image;
+  build.policy = pass.policy;
+  build.credentials_secret = pass.identity.mirror_name;
+  build.inputs_hash = d.inputs_hash;
+  build.options = d.job;
+  if (pass.lock.state == workspace::LockState::kStale) {
+    build.force_unlock_id = pass.lock.lock.id;
+    pass.count(deps_.metrics.lock_force_unlocks_total.withLabels({kind()}));
+    pass.event(kube::EventType::kWarning, "ForceUnlocked", pass.lock.message);
+  }
+  build.runner_events = deps_.settings.runner_events == RunnerEvents::kOn;
+  if (restore) {
+    build.restore_chunk_secrets = restore->chunk_secrets;
+    build.restore_resources = restore->resources;
+    // Annotated on the Job: what bookkeeping adopts once the push succeeded.
+    build.inputs_hash = restore->inputs_hash;
+  }
+  auto job = lifecycle::buildJob(build);
+  if (!job.ok()) {
+    return kube::terminalError(job.status());
+  }
+  auto created = deps_.api.create(*job);
+  if (!created.ok() && !kube::isAlreadyExists(created.status())) {
+    return created.status();
+  }
+  if (!created.ok()) {
+    created = deps_.api.get(kinds::kJob, {pass.id.ns, job_name});
+    if (!created.ok()) {
+      return created.status();
+    }
+  }
+  // The per-run Secret, owned by the Job; the pod waits for it.
+  json run_secret =
+      op == api::Operation::kRestore
+          ? workspace::restoreRunSecret(pass.ref, job_name, kube::meta::uid(*created))
+          : workspace::runSecret(pass.ref, job_name, kube::meta::uid(*created), *root);
+  auto secret = deps_.api.create(run_secret);
+  if (!secret.ok() && !kube::isAlreadyExists(secret.status())) {
+    return secret.status();
+  }
+
+  // Events, metrics and status of the start.
+  std::string why = str(lifecycle::triggerName(d.trigger));
+  pass.event(kube::EventType::kNormal, "JobCreated",
+             op_name + " Job " + job_name + " (attempt " + std::to_string(d.attempt) + ", image " +
+                 pass.spec->source.image + "): " + why);
+  if (d.trigger == lifecycle::Trigger::kInputsChanged) {
+    pass.count(deps_.metrics.inputs_hash_changes_total.withLabels({kind()}));
+    pass.event(kube::EventType::kNormal, "InputsChanged",
+               "inputs hash " + d.inputs_hash + " differs from the state's " +
+                   pass.state.inputs_hash);
+  }
+  if (d.trigger == lifecycle::Trigger::kDriftRemediation) {
+    pass.set(cond::kDriftDetected, ConditionStatus::kTrue, cond::kReasonDriftRemediating,
+             "remediation apply " + job_name + " is running");
+    pass.event(kube::EventType::kNormal, "DriftRemediationStarted",
+               "remediation apply " + job_name + " started");
+  }
+  if (!d.job.expect_plan.empty()) {
+    pass.event(kube::EventType::kNormal, "PlanApproved",
+               "apply of approved plan " + d.job.expect_plan + " started");
+  }
+  api::ActiveJob active;
+  active.name = job_name;
+  active.operation = op;
+  active.attempt = d.attempt;
+  active.start_time = pass.now;
+  pass.status->active_job = active;
+  if (op == api::Operation::kApply && !pass.provisioned) {
+    pass.set(cond::kInfrastructureHealthy, ConditionStatus::kFalse, cond::kReasonProvisioning,
+             "apply Job " + job_name + " is running");
+  }
+  pass.result.requeue_after = std::chrono::minutes(1);
+  return absl::OkStatus();
+}
+
+// §11.12 final cleanup, then the finalizer goes.
+absl::Status WorkloadReconciler::cleanup(WorkloadPass& pass) {
+  const auto plan = workspace::stateCleanup(pass.ref, pass.state.secret_names);
+  for (const std::string& name : plan.secrets) {
+    absl::Status s = deps_.api.remove(kinds::kSecret, {pass.id.ns, name});
+    if (!s.ok() && !kube::isNotFound(s)) {
+      return s;
+    }
+  }
+  for (const std::string& name : plan.leases) {
+    if (absl::Status s = deleteLease(deps_.api, pass.id.ns, name); !s.ok()) {
+      return s;
+    }
+  }
+  if (absl::Status s = deleteLease(deps_.api, pass.id.ns, lifecycle::runLeaseName(pass.id));
+      !s.ok()) {
+    return s;
+  }
+  if (kind_->ownsClusterLease() && !pass.cluster_name.empty()) {
+    if (absl::Status s = deleteLease(deps_.api, pass.id.ns,
+                                     lifecycle::clusterLeaseName(pass.id.ns, pass.cluster_name));
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (absl::Status s =
+          identity_.release(pass.object, pass.identity.identity.empty() ? kind_->identityName(pass)
+                                                                        : pass.identity.identity);
+      !s.ok()) {
+    return s;
+  }
+  const bool destroyed = std::any_of(pass.jobs.begin(), pass.jobs.end(), [](const RunJob& run) {
+    return run.record.operation == api::Operation::kDestroy &&
+           run.record.outcome == lifecycle::JobOutcome::kSucceeded;
+  });
+  if (destroyed) {
+    pass.event(kube::EventType::kNormal, "Destroyed", "infrastructure destroyed, state removed");
+  }
+  if (absl::Status s = pass.patcher.removeFinalizer(kind_->finalizer()); !s.ok()) {
+    return s;
+  }
+  pass.set(cond::kDeleting, ConditionStatus::kTrue, cond::kReasonDeletionCompleted, "");
+  pass.event(kube::EventType::kNormal, "FinalizerRemoved", "finalizer removed");
+  deps_.metrics.forgetObject(kind(), pass.id.ns, pass.id.name);
+  return absl::OkStatus();
+}
+
+// Ready (§5.2), observedGeneration and the per-object gauges.
+void WorkloadReconciler::summarize(WorkloadPass& pass) {
+  const bool provisioned = pass.latched();
+  kind_->summarize(pass);
+  lifecycle::setReady(pass.status->conditions, kind_->role(), provisioned, pass.generation,
+                      pass.now);
+  if (pass.generation > 0) {
+    pass.status->observed_generation = pass.generation;
+  }
+  const auto value = [&](std::string_view type) {
+    const api::Condition* c = lifecycle::findCondition(pass.status->conditions, type);
+    if (c == nullptr || c->status == ConditionStatus::kUnknown) {
+      return -1.0;
+    }
+    return c->status == ConditionStatus::kTrue ? 1.0 : 0.0;
+  };
+  const std::vector<std::string> labels = {kind(), pass.id.ns, pass.id.name};
+  deps_.metrics.ready.withLabels(labels).set(value(cond::kReady));
+  deps_.metrics.infrastructure_healthy.withLabels(labels).set(value(cond::kInfrastructureHealthy));
+  deps_.metrics.drift_detected.withLabels(labels).set(value(cond::kDriftDetected) == 1.0 ? 1 : 0);
+  // ConditionChanged for other owned conditions that changed status or
+  // reason, Warning when the change is into a bad state.
+  for (const api::Condition& c : pass.status->conditions) {
+    if (c.type == cond::kReady) {
+      continue;
+    }
+    const api::Condition* before = lifecycle::findCondition(pass.original->conditions, c.type);
+    if (before != nullptr && before->status == c.status && before->reason == c.reason) {
+      continue;
+    }
+    if (before == nullptr) {
+      continue; // first report, not a change
+    }
+    const bool bad = lifecycle::isNegativePolarity(c.type) ? c.status == ConditionStatus::kTrue
+                                                           : c.status == ConditionStatus::kFalse;
+    pass.event(bad ? kube::EventType::kWarning : kube::EventType::kNormal, "ConditionChanged",
+               c.type + " is now " + str(api::enumName(c.status)) + " (" + c.reason + ")");
+  }
+}
+
+} // namespace captf::controllers

@@ -1,0 +1,69 @@
+#pragma once
+
+// The one reconcile pass of TerraformCluster, TerraformMachine and
+// TerraformMachinePool (docs/decisions/manager-reconcile-pass.md), in
+// Cluster API's shape: reconcile fetches (NotFound is success), checks the
+// owner through the kind, adds the finalizer, then reconcileDelete or
+// reconcileNormal; one status patch per pass. What differs per kind comes
+// from its WorkloadKind (workload_kind.h).
+//
+// Reads come from the manager's cache (objects, managed Secrets, Jobs,
+// Pods, Leases); identity Secrets, variables sources, the state lock Lease
+// and Leases to take are read from the API server.
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "manager/controllers/identity.h"
+#include "manager/controllers/runner_rbac.h"
+#include "manager/controllers/workload_kind.h"
+#include "manager/kube/controller.h"
+
+namespace captf::controllers {
+
+// `kubectl -n <ns> annotate <resource> <name> <key>=<value> --overwrite`:
+// the command a message tells the user to run.
+std::string approveCommand(std::string_view resource, const lifecycle::ObjectIdentity& id,
+                           std::string_view key, const std::string& value);
+
+class WorkloadReconciler final : public kube::Reconciler {
+public:
+  WorkloadReconciler(ReconcilerDeps deps, std::unique_ptr<WorkloadKind> kind);
+  ~WorkloadReconciler() override;
+
+  absl::StatusOr<kube::Result> reconcile(const kube::ReconcileContext& ctx,
+                                         const kube::Request& request) override;
+
+private:
+  // The pass; reconcile() turns its Conflicts into a quiet requeue.
+  absl::StatusOr<kube::Result> reconcilePass(const kube::ReconcileContext& ctx,
+                                             const kube::Request& request);
+  absl::Status reconcileCredentials(WorkloadPass& pass);
+  absl::Status reconcileJobs(WorkloadPass& pass);
+  absl::Status bookkeep(WorkloadPass& pass, size_t index);
+  absl::Status adopt(WorkloadPass& pass, const std::string& inputs_hash, const std::string& job);
+  bool waitForActiveJob(WorkloadPass& pass);
+  absl::Status reconcileState(WorkloadPass& pass);
+  absl::Status reconcileInputs(WorkloadPass& pass);
+  absl::Status reconcileOutputs(WorkloadPass& pass);
+  absl::Status reconcileBackups(WorkloadPass& pass);
+  absl::Status reconcileNormal(WorkloadPass& pass);
+  absl::Status reconcileDelete(WorkloadPass& pass);
+  absl::Status pausedBranch(WorkloadPass& pass);
+  absl::Status decideAndRun(WorkloadPass& pass);
+  absl::Status runJob(WorkloadPass& pass);
+  absl::Status cleanup(WorkloadPass& pass);
+  void summarize(WorkloadPass& pass);
+  // The kind's name in metrics labels ("TerraformCluster").
+  std::string kind() const;
+  std::string planChangedMessage(const lifecycle::ObjectIdentity& id,
+                                 const std::string& plan_hash) const;
+
+  ReconcilerDeps deps_;
+  std::unique_ptr<WorkloadKind> kind_;
+  IdentityResolver identity_;
+  RunnerRbac rbac_;
+};
+
+} // namespace captf::controllers

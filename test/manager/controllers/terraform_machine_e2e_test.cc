@@ -1,0 +1,487 @@
+// TerraformMachine end to end on the rig's capi tier: Cluster API v1.14's
+// core controllers (MachineDeployment, MachineSet, Machine), the `manager`
+// executable with exactly the shipped RBAC, real Jobs, real OpenTofu.
+//
+//   a Cluster on a TerraformCluster (noop cluster module) and a
+//   MachineDeployment of 3 on a TerraformMachineTemplate (noop machine
+//   module, bootstrap data from a Secret the template names) → 3 Machines
+//   with providerIDs in phase Provisioned, each TerraformMachine with its own
+//   adopted state; scaling to 5 and to 1 creates and destroys exactly the
+//   right machines and their state; a machine whose bootstrap Secret appears
+//   late waits (WaitingForBootstrapData) and then provisions with one Job;
+//   deleting the Cluster destroys every machine before the cluster's destroy
+//   starts and leaves nothing behind.
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/escaping.h"
+#include "contract/roles.h"
+#include "test/manager/controllers/manager_e2e.h"
+#include "test/runner/e2e_support.h"
+
+namespace captf::controllers {
+namespace {
+
+using e2e::apply;
+using e2e::conditionOf;
+using e2e::env;
+using e2e::eventually;
+using e2e::getJson;
+using e2e::kubectl;
+using e2e::readyTrue;
+using nlohmann::json;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr char kNamespace[] = "tm-e2e";
+constexpr char kIdentity[] = "tm-e2e";
+constexpr char kCluster[] = "c1";
+constexpr char kBootstrapSecret[] = "c1-bootstrap";
+// The bootstrap payload: sensitive, never in a log, an Event or a status.
+constexpr char kBootstrapValue[] = "#cloud-config\nruncmd: [echo e2e-bootstrap-7c6b5a49]\n";
+constexpr char kBootstrapMarker[] = "e2e-bootstrap-7c6b5a49";
+constexpr char kOwnerNameLabel[] = "captf.infrastructure.cluster.x-k8s.io/owner-name";
+constexpr char kOpLabel[] = "captf.infrastructure.cluster.x-k8s.io/op";
+
+class TerraformMachineE2eTest : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    e2e::installManager(manager_);
+    ASSERT_FALSE(HasFatalFailure());
+    auto& images = runner::e2e::Images::get();
+    manager_.runner_image = images.runner();
+    cluster_image_ = images.module("tm-e2e-cluster",
+                                   runner::e2e::noopModule(contract::Role::kCluster), env().tofu);
+    machine_image_ = images.module("tm-e2e-machine",
+                                   runner::e2e::noopModule(contract::Role::kMachine), env().tofu);
+    // Healthy for its first 30 seconds, then unhealthy for good.
+    flaky_image_ =
+        images.module("tm-e2e-flaky",
+                      runner::e2e::noopModule(contract::Role::kMachine, "1",
+                                              "resource \"terraform_data\" \"born\" {\n"
+                                              "  input = plantimestamp()\n"
+                                              "  lifecycle {\n"
+                                              "    ignore_changes = [input]\n"
+                                              "  }\n"
+                                              "}\n"
+                                              "output \"health\" {\n"
+                                              "  value = {\n"
+                                              "    state   = \"running\"\n"
+                                              "    healthy = timecmp(plantimestamp(), "
+                                              "timeadd(terraform_data.born.output, \"30s\")) < 0\n"
+                                              "    message = null\n"
+                                              "    reasons = []\n"
+                                              "  }\n"
+                                              "}\n"),
+                      env().tofu);
+    e2e::createTenant(kNamespace, kIdentity, {{"NOOP_API_TOKEN", runner::e2e::kCredentialValue}});
+    manager_.start();
+    ASSERT_FALSE(HasFatalFailure());
+    e2e::createClusterPair(
+        kNamespace, "tc1", kCluster,
+        {{"source", {{"image", cluster_image_}}}, {"identityRef", {{"name", kIdentity}}}});
+    createBootstrapSecret(kBootstrapSecret);
+    apply({{"apiVersion", "infrastructure.cluster.x-k8s.io/v1alpha1"},
+           {"kind", "TerraformMachineTemplate"},
+           {"metadata", {{"name", "workers"}, {"namespace", kNamespace}}},
+           {"spec", {{"template", {{"spec", {{"source", {{"image", machine_image_}}}}}}}}}});
+    apply({{"apiVersion", "infrastructure.cluster.x-k8s.io/v1alpha1"},
+           {"kind", "TerraformMachineTemplate"},
+           {"metadata", {{"name", "flaky"}, {"namespace", kNamespace}}},
+           {"spec",
+            {{"template",
+              {{"spec",
+                {{"source", {{"image", flaky_image_}}},
+                 {"remediation",
+                  {{"annotateMachine", true},
+                   {"unhealthyThreshold", 1},
+                   {"healthCheckIntervalSeconds", 60}}}}}}}}}});
+    ASSERT_TRUE(eventually([] {
+      return getJson({"-n", kNamespace, "get", "clusters.v1beta2.cluster.x-k8s.io", kCluster})
+          .value("status", json::object())
+          .value("initialization", json::object())
+          .value("infrastructureProvisioned", false);
+    })) << manager_.logText();
+  }
+
+  static void TearDownTestSuite() { manager_.stopCleanly(); }
+
+  static void createBootstrapSecret(const std::string& name) {
+    apply({{"apiVersion", "v1"},
+           {"kind", "Secret"},
+           {"metadata", {{"name", name}, {"namespace", kNamespace}}},
+           {"data",
+            {{"value", absl::Base64Escape(kBootstrapValue)},
+             {"format", absl::Base64Escape("cloud-config")}}}});
+  }
+
+  static json list(const std::string& resource, const std::string& selector = "") {
+    std::vector<std::string> args = {"-n", kNamespace, "get", resource};
+    if (!selector.empty()) {
+      args.push_back("-l");
+      args.push_back(selector);
+    }
+    const json out = getJson(args);
+    return out.is_object() ? out.value("items", json::array()) : json::array();
+  }
+  static json machines(const std::string& deployment) {
+    return list("machines.v1beta2.cluster.x-k8s.io",
+                "cluster.x-k8s.io/deployment-name=" + deployment);
+  }
+  static json terraformMachine(const std::string& name) {
+    return getJson({"-n", kNamespace, "get", "terraformmachine", name});
+  }
+  // The TerraformMachines the Machines of `deployment` name, provisioned.
+  static bool provisioned(const std::string& deployment, size_t want) {
+    const json items = machines(deployment);
+    if (items.size() != want) {
+      return false;
+    }
+    for (const json& machine : items) {
+      if (machine.value("status", json::object()).value("phase", "") != "Provisioned" ||
+          machine["spec"].value("providerID", "").empty()) {
+        return false;
+      }
+    }
+    return true;
+  }
+  static std::set<std::string> infraNames(const std::string& deployment) {
+    std::set<std::string> names;
+    for (const json& machine : machines(deployment)) {
+      names.insert(machine["spec"]["infrastructureRef"].value("name", ""));
+    }
+    return names;
+  }
+  static std::vector<std::string> jobsOf(const std::string& machine, const std::string& op) {
+    std::vector<std::string> names;
+    for (const json& job :
+         list("jobs", std::string(kOwnerNameLabel) + "=" + machine + "," + kOpLabel + "=" + op)) {
+      names.push_back(job["metadata"]["name"]);
+    }
+    return names;
+  }
+  static std::string stateSuffix(const std::string& machine) {
+    return runner::e2e::stateSuffix(kNamespace, contract::Role::kMachine, machine);
+  }
+  // Every Secret of the machine: state chunks, durable inputs.
+  static size_t secretsOf(const std::string& machine) {
+    size_t n = list("secrets", "tfstateSecretSuffix=" + stateSuffix(machine)).size();
+    if (kubectl({"-n", kNamespace, "get", "secret", "captf-inputs-m-" + machine}).exit_code == 0) {
+      ++n;
+    }
+    return n;
+  }
+  static void scale(const std::string& deployment, int replicas) {
+    e2e::mergePatch(kNamespace, "machinedeployments.v1beta2.cluster.x-k8s.io", deployment,
+                    {{"spec", {{"replicas", replicas}}}});
+  }
+  static void createDeployment(const std::string& name, int replicas,
+                               const std::string& machine_template = "workers") {
+    apply({{"apiVersion", "cluster.x-k8s.io/v1beta2"},
+           {"kind", "MachineDeployment"},
+           {"metadata", {{"name", name}, {"namespace", kNamespace}}},
+           {"spec",
+            {{"clusterName", kCluster},
+             {"replicas", replicas},
+             {"selector", {{"matchLabels", {{"e2e.captf.io/pool", name}}}}},
+             {"template",
+              {{"metadata", {{"labels", {{"e2e.captf.io/pool", name}}}}},
+               {"spec",
+                {{"clusterName", kCluster},
+                 {"version", "v1.34.0"},
+                 {"bootstrap", {{"dataSecretName", kBootstrapSecret}}},
+                 {"infrastructureRef",
+                  {{"apiGroup", "infrastructure.cluster.x-k8s.io"},
+                   {"kind", "TerraformMachineTemplate"},
+                   {"name", machine_template}}}}}}}}}});
+  }
+  // What the manager wrote and the API server recorded about the objects
+  // (log and Events): never the bootstrap payload.
+  static void expectNoBootstrapLeak() {
+    EXPECT_THAT(manager_.logText(), Not(HasSubstr(kBootstrapMarker)));
+    const auto events = kubectl({"-n", kNamespace, "get", "events.events.k8s.io", "-o", "json"});
+    EXPECT_THAT(events.output, Not(HasSubstr(kBootstrapMarker)));
+    EXPECT_THAT(kubectl({"-n", kNamespace, "get", "terraformmachines", "-o", "json"}).output,
+                Not(HasSubstr(kBootstrapMarker)));
+  }
+
+  static e2e::ManagerRig manager_;
+  static std::string cluster_image_;
+  static std::string machine_image_;
+  static std::string flaky_image_;
+};
+
+e2e::ManagerRig TerraformMachineE2eTest::manager_;
+std::string TerraformMachineE2eTest::cluster_image_;
+std::string TerraformMachineE2eTest::machine_image_;
+std::string TerraformMachineE2eTest::flaky_image_;
+
+TEST_F(TerraformMachineE2eTest, AMachineDeploymentScalesUpAndDown) {
+  createDeployment("md", 3);
+  ASSERT_TRUE(eventually([] { return provisioned("md", 3); }, std::chrono::seconds(360)))
+      << machines("md").dump(2) << list("terraformmachines").dump(2) << manager_.logText();
+
+  std::set<std::string> provider_ids;
+  for (const std::string& name : infraNames("md")) {
+    const json tm = terraformMachine(name);
+    SCOPED_TRACE(name);
+    EXPECT_TRUE(readyTrue(tm)) << tm.dump(2);
+    EXPECT_TRUE(tm["status"]["initialization"].value("provisioned", false));
+    EXPECT_EQ(tm["status"].value("ready", false), true);
+    const std::string provider_id = tm["spec"].value("providerID", "");
+    EXPECT_THAT(provider_id, ::testing::StartsWith("noop://"));
+    provider_ids.insert(provider_id);
+    EXPECT_EQ(tm["status"]["addresses"][0]["address"], "10.0.0.10");
+    // Exactly one apply, its state adopted by this object.
+    EXPECT_EQ(jobsOf(name, "apply").size(), 1U);
+    const json state =
+        getJson({"-n", kNamespace, "get", "secret", "tfstate-default-" + stateSuffix(name)});
+    ASSERT_TRUE(state.is_object());
+    bool owned = false;
+    for (const json& ref : state["metadata"].value("ownerReferences", json::array())) {
+      owned = owned || ref.value("uid", "") == tm["metadata"].value("uid", "");
+    }
+    EXPECT_TRUE(owned) << state["metadata"].dump(2);
+    EXPECT_THAT(state["metadata"]["annotations"].value("captf.io/inputs-hash", ""),
+                ::testing::StartsWith("h2:"));
+    // The durable inputs carry the digest the apply ran.
+    const json durable = getJson({"-n", kNamespace, "get", "secret", "captf-inputs-m-" + name});
+    EXPECT_THAT(durable["metadata"]["annotations"].value("captf.io/image-digest", ""),
+                ::testing::StartsWith("sha256:"))
+        << durable["metadata"].dump(2);
+    EXPECT_THAT(tm["status"]["source"].value("imageDigest", ""), ::testing::StartsWith("sha256:"))
+        << tm["status"].dump(2);
+  }
+  EXPECT_EQ(provider_ids.size(), 3U);
+  expectNoBootstrapLeak();
+
+  // Up to 5: two new machines, the first three untouched.
+  const std::set<std::string> first = infraNames("md");
+  scale("md", 5);
+  ASSERT_TRUE(eventually([] { return provisioned("md", 5); }, std::chrono::seconds(360)))
+      << machines("md").dump(2) << manager_.logText();
+  const std::set<std::string> five = infraNames("md");
+  EXPECT_TRUE(std::includes(five.begin(), five.end(), first.begin(), first.end()));
+  for (const std::string& name : first) {
+    EXPECT_EQ(jobsOf(name, "apply").size(), 1U) << name;
+  }
+
+  // Down to 1: four destroyed, their objects, state and inputs gone.
+  scale("md", 1);
+  ASSERT_TRUE(eventually(
+      [&] {
+        if (machines("md").size() != 1) {
+          return false;
+        }
+        for (const std::string& name : five) {
+          if (infraNames("md").contains(name)) {
+            continue;
+          }
+          if (kubectl({"-n", kNamespace, "get", "terraformmachine", name}).exit_code == 0 ||
+              secretsOf(name) != 0) {
+            return false;
+          }
+        }
+        return true;
+      },
+      std::chrono::seconds(360)))
+      << machines("md").dump(2) << list("terraformmachines").dump(2) << manager_.logText();
+  const std::set<std::string> one = infraNames("md");
+  ASSERT_EQ(one.size(), 1U);
+  EXPECT_TRUE(five.contains(*one.begin()));
+  EXPECT_EQ(secretsOf(*one.begin()), 2U) << "state and durable inputs of the one left";
+  EXPECT_TRUE(provisioned("md", 1));
+  expectNoBootstrapLeak();
+}
+
+TEST_F(TerraformMachineE2eTest, ALateBootstrapSecretIsWaitedForWithoutADuplicateJob) {
+  const std::string name = "late";
+  apply({{"apiVersion", "infrastructure.cluster.x-k8s.io/v1alpha1"},
+         {"kind", "TerraformMachine"},
+         {"metadata",
+          {{"name", name},
+           {"namespace", kNamespace},
+           {"labels", {{"cluster.x-k8s.io/cluster-name", kCluster}}}}},
+         {"spec", {{"source", {{"image", machine_image_}}}}}});
+  apply({{"apiVersion", "cluster.x-k8s.io/v1beta2"},
+         {"kind", "Machine"},
+         {"metadata", {{"name", name}, {"namespace", kNamespace}}},
+         {"spec",
+          {{"clusterName", kCluster},
+           {"version", "v1.34.0"},
+           {"bootstrap", {{"dataSecretName", "late-bootstrap"}}},
+           {"infrastructureRef",
+            {{"apiGroup", "infrastructure.cluster.x-k8s.io"},
+             {"kind", "TerraformMachine"},
+             {"name", name}}}}}});
+  ASSERT_TRUE(eventually([&] {
+    return conditionOf(terraformMachine(name), "DependenciesReady", "reason") ==
+           "WaitingForBootstrapData";
+  })) << terraformMachine(name).dump(2)
+      << manager_.logText();
+  // A while later: still waiting, no Job.
+  std::this_thread::sleep_for(std::chrono::seconds(5));
+  EXPECT_EQ(conditionOf(terraformMachine(name), "DependenciesReady", "status"), "Unknown");
+  EXPECT_TRUE(jobsOf(name, "apply").empty());
+  EXPECT_EQ(conditionOf(terraformMachine(name), "Ready", "status"), "Unknown")
+      << terraformMachine(name).dump(2);
+
+  createBootstrapSecret("late-bootstrap");
+  ASSERT_TRUE(eventually([&] {
+    const json tm = terraformMachine(name);
+    return readyTrue(tm) && !tm["spec"].value("providerID", "").empty();
+  })) << terraformMachine(name).dump(2)
+      << manager_.logText();
+  EXPECT_EQ(jobsOf(name, "apply").size(), 1U);
+  EXPECT_FALSE(e2e::eventsFor(kNamespace, name, "WaitingForBootstrapData").empty());
+  ASSERT_TRUE(eventually([&] {
+    return getJson({"-n", kNamespace, "get", "machines.v1beta2.cluster.x-k8s.io", name})
+               .value("status", json::object())
+               .value("phase", "") == "Provisioned";
+  }));
+  expectNoBootstrapLeak();
+}
+
+TEST_F(TerraformMachineE2eTest, AnUnhealthyMachineIsReplacedThroughAMachineHealthCheck) {
+  createDeployment("sick", 1, "flaky");
+  apply({{"apiVersion", "cluster.x-k8s.io/v1beta2"},
+         {"kind", "MachineHealthCheck"},
+         {"metadata", {{"name", "sick"}, {"namespace", kNamespace}}},
+         {"spec",
+          {{"clusterName", kCluster},
+           {"selector", {{"matchLabels", {{"e2e.captf.io/pool", "sick"}}}}},
+           // No Nodes on the rig: only the remediation annotation counts.
+           {"checks", {{"nodeStartupTimeoutSeconds", 0}}}}}});
+  ASSERT_TRUE(eventually([] { return provisioned("sick", 1); }, std::chrono::seconds(360)))
+      << machines("sick").dump(2) << manager_.logText();
+  const std::string first = machines("sick")[0]["metadata"]["name"];
+  const std::string first_infra = *infraNames("sick").begin();
+
+  // The module turns unhealthy; the next health refresh samples it, the
+  // Machine is marked, the MachineHealthCheck has it replaced, and the new
+  // Machine provisions.
+  ASSERT_TRUE(eventually(
+      [&] {
+        const json items = machines("sick");
+        return items.size() == 1 && items[0]["metadata"]["name"] != first && provisioned("sick", 1);
+      },
+      std::chrono::seconds(480)))
+      << machines("sick").dump(2) << list("terraformmachines").dump(2) << manager_.logText();
+  EXPECT_FALSE(e2e::eventsFor(kNamespace, first_infra, "RemediationRequested").empty());
+  EXPECT_GE(e2e::metricValue(manager_.metrics(), "captf_remediation_requests_total",
+                             {{"action", "requested"}})
+                .value_or(0),
+            1);
+  // The replaced machine's object, state and inputs are gone.
+  EXPECT_TRUE(eventually([&] {
+    return kubectl({"-n", kNamespace, "get", "terraformmachine", first_infra}).exit_code != 0 &&
+           secretsOf(first_infra) == 0;
+  })) << list("terraformmachines").dump(2);
+
+  // Stop the cycle: every replacement turns unhealthy in turn.
+  ASSERT_EQ(
+      kubectl({"-n", kNamespace, "delete", "machinehealthchecks.v1beta2.cluster.x-k8s.io", "sick"})
+          .exit_code,
+      0);
+  scale("sick", 0);
+  ASSERT_TRUE(eventually([] { return machines("sick").empty(); }, std::chrono::seconds(360)))
+      << machines("sick").dump(2);
+}
+
+// Last (the suite's cluster goes): deletion order and nothing left behind.
+TEST_F(TerraformMachineE2eTest, ZDeletingTheClusterDestroysMachinesFirstAndLeavesNothing) {
+  // Every Job seen while the deletion runs: name → {op, owner kind, start}. Jobs of deleted objects
+  // are garbage-collected, so the record is kept here.
+  struct Seen {
+    std::string op, kind, created;
+  };
+  std::map<std::string, Seen> seen;
+  // When the cluster's destroy Job was first seen: the TerraformMachines and
+  // the machine Jobs that still existed (both must be none).
+  std::optional<size_t> machines_at_cluster_destroy;
+  std::optional<size_t> machine_jobs_at_cluster_destroy;
+  const auto observe = [&] {
+    const json all = list("jobs");
+    size_t machine_jobs = 0;
+    bool cluster_destroying = false;
+    for (const json& job : all) {
+      const json labels = job["metadata"].value("labels", json::object());
+      if (labels.value("captf.infrastructure.cluster.x-k8s.io/owner-kind", "") ==
+          "TerraformMachine") {
+        ++machine_jobs;
+      }
+      cluster_destroying = cluster_destroying ||
+                           (labels.value("captf.infrastructure.cluster.x-k8s.io/owner-kind", "") ==
+                                "TerraformCluster" &&
+                            labels.value(kOpLabel, "") == "destroy");
+    }
+    if (cluster_destroying && !machines_at_cluster_destroy) {
+      machines_at_cluster_destroy = list("terraformmachines").size();
+      machine_jobs_at_cluster_destroy = machine_jobs;
+    }
+    for (const json& job : all) {
+      Seen& s = seen[job["metadata"]["name"]];
+      const json labels = job["metadata"].value("labels", json::object());
+      s.op = labels.value(kOpLabel, "");
+      s.kind = labels.value("captf.infrastructure.cluster.x-k8s.io/owner-kind", "");
+      s.created = job["metadata"].value("creationTimestamp", "");
+    }
+  };
+  const size_t machines_before = list("terraformmachines").size();
+  ASSERT_GT(machines_before, 0U);
+  ASSERT_EQ(kubectl({"-n", kNamespace, "delete", "clusters.v1beta2.cluster.x-k8s.io", kCluster,
+                     "--wait=false"})
+                .exit_code,
+            0);
+  ASSERT_TRUE(eventually(
+      [&] {
+        observe();
+        return kubectl({"-n", kNamespace, "get", "terraformcluster", "tc1"}).exit_code != 0;
+      },
+      std::chrono::seconds(480)))
+      << list("terraformmachines").dump(2) << manager_.logText();
+  EXPECT_TRUE(list("terraformmachines").empty());
+  // Every machine destroyed before the cluster's destroy started: when its
+  // Job appeared no machine and no machine Job was left (a machine's Jobs
+  // go with it), and every machine destroy Job was created before it (RFC
+  // 3339 in UTC compares as text).
+  ASSERT_TRUE(machines_at_cluster_destroy.has_value()) << "no destroy Job of the cluster was seen";
+  EXPECT_EQ(*machines_at_cluster_destroy, 0U);
+  EXPECT_EQ(*machine_jobs_at_cluster_destroy, 0U);
+  std::string cluster_destroy;
+  size_t machine_destroys = 0;
+  for (const auto& [name, s] : seen) {
+    if (s.kind == "TerraformCluster" && s.op == "destroy") {
+      cluster_destroy = s.created;
+    }
+  }
+  ASSERT_FALSE(cluster_destroy.empty()) << "no destroy Job of the cluster was seen";
+  for (const auto& [name, s] : seen) {
+    if (s.kind == "TerraformMachine" && s.op == "destroy") {
+      ++machine_destroys;
+      EXPECT_LE(s.created, cluster_destroy) << name;
+    }
+  }
+  EXPECT_EQ(machine_destroys, machines_before);
+  // Nothing the manager created is left: no managed Secret, Lease or Job.
+  EXPECT_TRUE(eventually([&] {
+    return list("secrets", "captf.io/managed=true").empty() &&
+           list("leases", "captf.io/managed=true").empty() &&
+           list("secrets", "tfstateSecretSuffix").empty();
+  })) << list("secrets").dump(2)
+      << list("leases").dump(2);
+  expectNoBootstrapLeak();
+}
+
+} // namespace
+} // namespace captf::controllers

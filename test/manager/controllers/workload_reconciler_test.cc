@@ -1,0 +1,392 @@
+// The shared pass (WorkloadReconciler) over the in-memory API server, with a
+// kind of the test's own: what the pass guarantees whatever the kind.
+//   - a finished Job is bookkept exactly once across a failed status patch,
+//     and its counts land only with the patch that carries its result;
+//   - no Job is created from a stale copy of the object;
+//   - a stuck Job (never started, inputs Secret gone) is deleted;
+//   - final cleanup deletes Leases and state, and the finalizer goes last.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "manager/api/keys.h"
+#include "manager/api/terraform_cluster.h"
+#include "manager/controllers/kinds.h"
+#include "manager/controllers/metrics.h"
+#include "manager/controllers/workload_reconciler.h"
+#include "manager/kube/clock.h"
+#include "manager/kube/errors.h"
+#include "manager/kube/metrics.h"
+#include "manager/lifecycle/names.h"
+#include "test/manager/kube/fake_client.h"
+#include "test/manager/kube/fakes.h"
+
+namespace captf::controllers {
+namespace {
+
+using nlohmann::json;
+using ::testing::Contains;
+using ::testing::Not;
+
+constexpr char kNs[] = "t1";
+constexpr char kName[] = "c1";
+
+// The fake API server with a log of writes and a switch that refuses the
+// next status patches (a lost connection, an API server restart).
+class RecordingClient final : public kube::Client {
+public:
+  explicit RecordingClient(kube::testing::FakeClient& store) : store_(store) {}
+
+  absl::StatusOr<json> get(const kube::GroupVersionKind& gvk, const kube::ObjectKey& key) override {
+    return store_.get(gvk, key);
+  }
+  absl::StatusOr<kube::ObjectList> list(const kube::GroupVersionKind& gvk,
+                                        const kube::ListOptions& options) override {
+    return store_.list(gvk, options);
+  }
+  absl::StatusOr<json> create(const json& object, const kube::CreateOptions& options) override {
+    log.push_back("create " + object.value("kind", "") + " " + kube::meta::name(object));
+    return store_.create(object, options);
+  }
+  absl::StatusOr<json> update(const json& object, const kube::UpdateOptions& options) override {
+    log.push_back("update " + object.value("kind", "") + " " + kube::meta::name(object));
+    return store_.update(object, options);
+  }
+  absl::StatusOr<json> patch(const kube::GroupVersionKind& gvk, const kube::ObjectKey& key,
+                             kube::PatchType type, const json& patch,
+                             const kube::PatchOptions& options) override {
+    if (options.subresource == "status" && fail_status_patches > 0) {
+      --fail_status_patches;
+      return absl::UnavailableError("the API server went away");
+    }
+    log.push_back("patch " + gvk.kind + (options.subresource.empty() ? "" : "/status") + " " +
+                  key.name + " " + patch.dump());
+    return store_.patch(gvk, key, type, patch, options);
+  }
+  absl::StatusOr<json> apply(const json& object, const kube::ApplyOptions& options) override {
+    return store_.apply(object, options);
+  }
+  absl::Status remove(const kube::GroupVersionKind& gvk, const kube::ObjectKey& key,
+                      const kube::DeleteOptions& options) override {
+    log.push_back("delete " + gvk.kind + " " + key.name);
+    return store_.remove(gvk, key, options);
+  }
+
+  int fail_status_patches = 0;
+  std::vector<std::string> log;
+
+private:
+  kube::testing::FakeClient& store_;
+};
+
+// The cache: the API server's store, except for objects pinned to an older
+// copy (what an informer shows before it sees a write).
+class StoreCache final : public kube::Cache {
+public:
+  explicit StoreCache(kube::testing::FakeClient& store) : store_(store) {}
+
+  void pin(json object) { pinned_ = std::move(object); }
+
+  absl::StatusOr<json> get(const kube::GroupVersionKind& gvk, const kube::ObjectKey& key) override {
+    if (pinned_.is_object() && kube::meta::gvk(pinned_).ok() && *kube::meta::gvk(pinned_) == gvk &&
+        kube::meta::key(pinned_) == key) {
+      return pinned_;
+    }
+    return store_.get(gvk, key);
+  }
+  absl::StatusOr<kube::ObjectList> list(const kube::GroupVersionKind& gvk,
+                                        const kube::ListOptions& options) override {
+    return store_.list(gvk, options);
+  }
+  absl::StatusOr<kube::SharedInformer*> informerFor(const kube::GroupVersionKind&) override {
+    return absl::UnimplementedError("no informers in this test");
+  }
+  absl::Status addIndex(const kube::GroupVersionKind&, const std::string&,
+                        kube::IndexFunc) override {
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::vector<json>> byIndex(const kube::GroupVersionKind&, const std::string&,
+                                            const std::string&) override {
+    return std::vector<json>{};
+  }
+  absl::StatusOr<std::vector<std::string>>
+  indexValues(const kube::GroupVersionKind&, const std::string&, std::string_view) override {
+    return std::vector<std::string>{};
+  }
+  bool waitForCacheSync(std::stop_token) override { return true; }
+
+private:
+  kube::testing::FakeClient& store_;
+  json pinned_;
+};
+
+// What the manager's client is: cache reads, API writes.
+class CachedClient final : public kube::Client {
+public:
+  CachedClient(kube::Cache& cache, kube::Client& api) : cache_(cache), api_(api) {}
+  absl::StatusOr<json> get(const kube::GroupVersionKind& gvk, const kube::ObjectKey& key) override {
+    return cache_.get(gvk, key);
+  }
+  absl::StatusOr<kube::ObjectList> list(const kube::GroupVersionKind& gvk,
+                                        const kube::ListOptions& options) override {
+    return cache_.list(gvk, options);
+  }
+  absl::StatusOr<json> create(const json& object, const kube::CreateOptions& options) override {
+    return api_.create(object, options);
+  }
+  absl::StatusOr<json> update(const json& object, const kube::UpdateOptions& options) override {
+    return api_.update(object, options);
+  }
+  absl::StatusOr<json> patch(const kube::GroupVersionKind& gvk, const kube::ObjectKey& key,
+                             kube::PatchType type, const json& patch,
+                             const kube::PatchOptions& options) override {
+    return api_.patch(gvk, key, type, patch, options);
+  }
+  absl::StatusOr<json> apply(const json& object, const kube::ApplyOptions& options) override {
+    return api_.apply(object, options);
+  }
+  absl::Status remove(const kube::GroupVersionKind& gvk, const kube::ObjectKey& key,
+                      const kube::DeleteOptions& options) override {
+    return api_.remove(gvk, key, options);
+  }
+
+private:
+  kube::Cache& cache_;
+  kube::Client& api_;
+};
+
+class Reasons final : public kube::EventRecorder {
+public:
+  void event(const json&, kube::EventType, std::string_view reason, std::string_view,
+             std::string_view) override {
+    reasons.emplace_back(reason);
+  }
+  std::vector<std::string> reasons;
+};
+
+using Typed = TypedObjectOf<api::TerraformCluster>;
+
+// A cluster-role kind owned by a Cluster the test does not need to create:
+// the owner is always found and refers back.
+class TestKind final : public WorkloadKind {
+public:
+  const kube::GroupVersionKind& gvk() const override { return kinds::kTerraformCluster; }
+  contract::Role role() const override { return contract::Role::kCluster; }
+  std::string_view finalizer() const override { return api::kFinalizerTerraformCluster; }
+  std::string_view resource() const override { return "terraformcluster"; }
+  absl::StatusOr<std::unique_ptr<TypedObject>> decode(const json& object) const override {
+    return decodeAs<Typed>(object);
+  }
+  absl::Status reconcileOwner(WorkloadPass& pass) override {
+    pass.cluster_name = "capi-c1";
+    pass.cluster = {{"apiVersion", "cluster.x-k8s.io/v1beta2"},
+                    {"kind", "Cluster"},
+                    {"metadata", {{"name", "capi-c1"}, {"namespace", kNs}}},
+                    {"spec", json::object()}};
+    pass.owner = pass.cluster;
+    pass.owner_ok = true;
+    return absl::OkStatus();
+  }
+  std::optional<api::JobPolicy> inheritedJobs(const WorkloadPass&) const override {
+    return std::nullopt;
+  }
+  std::string identityName(const WorkloadPass&) const override { return "aws"; }
+  lifecycle::EffectiveSchedule schedule(const WorkloadPass& pass,
+                                        std::chrono::seconds interval) const override {
+    return lifecycle::resolveSchedule(static_cast<const Typed&>(*pass.typed).object.spec, interval);
+  }
+  absl::StatusOr<json> roleInputs(WorkloadPass& pass) override {
+    return contract::toInputsJson(workspace::clusterInputs(
+        static_cast<const Typed&>(*pass.typed).object, pass.cluster, false));
+  }
+  absl::Status reconcileOutputs(WorkloadPass&) override { return absl::OkStatus(); }
+  absl::StatusOr<lifecycle::GateInput> gateInput(WorkloadPass&,
+                                                 const lifecycle::LeaseRequest&) override {
+    return lifecycle::GateInput{};
+  }
+  bool ownsClusterLease() const override { return true; }
+};
+
+class WorkloadReconcilerTest : public ::testing::Test {
+protected:
+  WorkloadReconcilerTest()
+      : api_(store_), cache_(store_), cached_(cache_, api_), metrics_(registry_, "v", "c"),
+        reconciler_(ReconcilerDeps{cache_, cached_, api_, events_, clock_, metrics_, settings_},
+                    std::make_unique<TestKind>()) {
+    settings_.runner_image = "registry.local/captf/runner:1";
+    store_.put({{"apiVersion", "infrastructure.cluster.x-k8s.io/v1alpha1"},
+                {"kind", "TerraformClusterIdentity"},
+                {"metadata", {{"name", "aws"}, {"resourceVersion", "1"}}},
+                {"spec",
+                 {{"allowedNamespaces", {{"list", {kNs}}}},
+                  {"secretRef", {{"namespace", "captf-system"}, {"name", "aws-creds"}}}}}});
+    store_.put({{"apiVersion", "v1"},
+                {"kind", "Secret"},
+                {"metadata",
+                 {{"namespace", "captf-system"}, {"name", "aws-creds"}, {"resourceVersion", "1"}}},
+                {"data", {{"key", "c2VjcmV0"}}}});
+    store_.put({{"apiVersion", "v1"},
+                {"kind", "Namespace"},
+                {"metadata", {{"name", kNs}, {"resourceVersion", "1"}}}});
+    store_.put(object());
+  }
+
+  json object() const {
+    return {{"apiVersion", "infrastructure.cluster.x-k8s.io/v1alpha1"},
+            {"kind", "TerraformCluster"},
+            {"metadata",
+             {{"name", kName},
+              {"namespace", kNs},
+              {"uid", "uid-c1"},
+              {"generation", 1},
+              {"resourceVersion", "7"},
+              {"finalizers", {api::kFinalizerTerraformCluster}}}},
+            {"spec",
+             {{"source", {{"image", "registry.local/team/cluster:v1"}}},
+              {"identityRef", {{"name", "aws"}}}}}};
+  }
+
+  absl::StatusOr<kube::Result> reconcile() {
+    auto logger = kube::testing::quietLogger();
+    return reconciler_.reconcile(kube::ReconcileContext{{}, *logger}, kube::Request{kNs, kName});
+  }
+  json live() { return *store_.get(kinds::kTerraformCluster, {kNs, kName}); }
+  std::vector<json> jobs() {
+    kube::ListOptions options;
+    options.ns = kNs;
+    return store_.list(kinds::kJob, options)->items;
+  }
+  // Marks Job `name` failed, its pod gone: an interrupted run.
+  void finishInterrupted(const std::string& name) {
+    json job = *store_.get(kinds::kJob, {kNs, name});
+    job["status"] = {{"failed", 1},
+                     {"conditions", {{{"type", "Failed"}, {"status", "True"}}}},
+                     {"completionTime", "2023-11-14T22:20:00Z"}};
+    store_.put(job);
+  }
+  double jobsTotal(const std::string& result) {
+    return metrics_.jobs_total.withLabels({"TerraformCluster", "apply", result}).value();
+  }
+  bool bookkept(const std::string& job) {
+    return kube::meta::annotations(*store_.get(kinds::kJob, {kNs, job}))
+        .contains(std::string(api::kAnnotationBookkept));
+  }
+
+  kube::testing::FakeClient store_;
+  RecordingClient api_;
+  StoreCache cache_;
+  CachedClient cached_;
+  kube::FakeClock clock_;
+  Reasons events_;
+  kube::MetricsRegistry registry_;
+  CaptfMetrics metrics_;
+  ControllerSettings settings_;
+  WorkloadReconciler reconciler_;
+};
+
+TEST_F(WorkloadReconcilerTest, TheFirstPassStartsOneApplyJobWithItsInputs) {
+  ASSERT_TRUE(reconcile().ok());
+  std::vector<json> created = jobs();
+  ASSERT_EQ(created.size(), 1U);
+  const std::string job = kube::meta::name(created[0]);
+  EXPECT_EQ(kube::meta::labels(created[0]).value("captf.infrastructure.cluster.x-k8s.io/op", ""),
+            "apply");
+  EXPECT_TRUE(store_.get(kinds::kSecret, {kNs, lifecycle::perRunSecretName(job)}).ok());
+  EXPECT_TRUE(store_.get(kinds::kSecret, {kNs, "captf-inputs-c-c1"}).ok());
+  EXPECT_EQ(live()["status"]["activeJob"]["name"], job);
+  EXPECT_THAT(events_.reasons, Contains("JobCreated"));
+  // A second pass waits for it.
+  ASSERT_TRUE(reconcile().ok());
+  EXPECT_EQ(jobs().size(), 1U);
+}
+
+TEST_F(WorkloadReconcilerTest, AFinishedJobIsBookkeptOnceAcrossAFailedStatusPatch) {
+  ASSERT_TRUE(reconcile().ok());
+  const std::string job = kube::meta::name(jobs().at(0));
+  finishInterrupted(job);
+
+  // The status patch carrying the result fails: nothing counted, no mark.
+  api_.fail_status_patches = 1;
+  EXPECT_FALSE(reconcile().ok());
+  EXPECT_FALSE(bookkept(job));
+  EXPECT_EQ(jobsTotal("interrupted"), 0);
+  EXPECT_FALSE(live()["status"].contains("lastRun"));
+
+  // The next pass bookkeeps it: once.
+  ASSERT_TRUE(reconcile().ok());
+  EXPECT_TRUE(bookkept(job));
+  EXPECT_EQ(jobsTotal("interrupted"), 1);
+  EXPECT_EQ(live()["status"]["lastRun"]["job"], job);
+  ASSERT_TRUE(reconcile().ok());
+  ASSERT_TRUE(reconcile().ok());
+  EXPECT_EQ(jobsTotal("interrupted"), 1);
+  // The per-run Secret went with the bookkeeping.
+  EXPECT_FALSE(store_.get(kinds::kSecret, {kNs, lifecycle::perRunSecretName(job)}).ok());
+}
+
+TEST_F(WorkloadReconcilerTest, NoJobIsCreatedFromAStaleCopy) {
+  // The cache shows the object before a status the API server already has.
+  cache_.pin(object());
+  json moved = live();
+  moved["status"]["lastRefresh"] = "2023-11-14T22:13:20Z";
+  store_.put(moved);
+  api_.log.clear();
+  auto result = reconcile();
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(result->requeue);
+  EXPECT_TRUE(jobs().empty());
+  for (const std::string& write : api_.log) {
+    EXPECT_THAT(write, Not(::testing::StartsWith("patch TerraformCluster/status"))) << write;
+    EXPECT_THAT(write, Not(::testing::StartsWith("create Job"))) << write;
+  }
+}
+
+TEST_F(WorkloadReconcilerTest, AStuckJobIsDeleted) {
+  ASSERT_TRUE(reconcile().ok());
+  const std::string job = kube::meta::name(jobs().at(0));
+  // Its inputs Secret is gone, no pod ever started, and a minute passes.
+  ASSERT_TRUE(store_.remove(kinds::kSecret, {kNs, lifecycle::perRunSecretName(job)}).ok());
+  json stuck = *store_.get(kinds::kJob, {kNs, job});
+  stuck["metadata"]["creationTimestamp"] = "2023-11-14T22:13:20Z"; // the fake clock's start
+  store_.put(stuck);
+  clock_.advance(std::chrono::minutes(2));
+  ASSERT_TRUE(reconcile().ok());
+  EXPECT_TRUE(jobs().empty());
+  EXPECT_THAT(events_.reasons, Contains("StuckJobDeleted"));
+}
+
+TEST_F(WorkloadReconcilerTest, CleanupDeletesLeasesAndStateAndTheFinalizerGoesLast) {
+  json deleting = object();
+  deleting["metadata"]["deletionTimestamp"] = "2023-11-14T22:13:20Z";
+  store_.put(deleting);
+  for (const std::string& lease : {lifecycle::runLeaseName({contract::Role::kCluster, kNs, kName}),
+                                   lifecycle::clusterLeaseName(kNs, "capi-c1")}) {
+    store_.put({{"apiVersion", "coordination.k8s.io/v1"},
+                {"kind", "Lease"},
+                {"metadata", {{"name", lease}, {"namespace", kNs}, {"resourceVersion", "1"}}},
+                {"spec", json::object()}});
+  }
+  api_.log.clear();
+  ASSERT_TRUE(reconcile().ok());
+  // No state: nothing to destroy, so no Job; the final cleanup ran.
+  EXPECT_TRUE(jobs().empty());
+  ASSERT_FALSE(api_.log.empty());
+  for (size_t i = 0; i + 1 < api_.log.size(); ++i) {
+    EXPECT_THAT(api_.log[i], Not(::testing::HasSubstr("finalizers"))) << i;
+  }
+  // The run Lease and, for the cluster kind, the cluster write Lease.
+  EXPECT_THAT(api_.log, Contains("delete Lease " +
+                                 lifecycle::runLeaseName({contract::Role::kCluster, kNs, kName})));
+  EXPECT_THAT(api_.log, Contains("delete Lease " + lifecycle::clusterLeaseName(kNs, "capi-c1")));
+  EXPECT_THAT(api_.log.back(), ::testing::StartsWith("patch TerraformCluster c1"));
+  EXPECT_THAT(api_.log.back(), ::testing::HasSubstr("finalizers"));
+  EXPECT_TRUE(live()["metadata"].value("finalizers", json::array()).empty());
+  EXPECT_THAT(events_.reasons, Contains("FinalizerRemoved"));
+}
+
+} // namespace
+} // namespace captf::controllers
