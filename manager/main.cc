@@ -169,6 +169,10 @@ int run(int argc, char** argv) {
   app.add_option("--terraformmachinetemplate-concurrency",
                  settings.terraformmachinetemplate_concurrency)
       ->capture_default_str();
+  app.add_option("--insecure-registry", settings.insecure_registries,
+                 "Registry host[:port] the machine template controller may read over plain "
+                 "HTTP (repeatable)")
+      ->delimiter(',');
   app.add_option("--watch-filter", settings.watch_filter,
                  "Reconcile only objects labeled cluster.x-k8s.io/watch-filter=<value>");
   app.add_flag("--leader-elect", leader_elect, "Enable leader election")->default_str("false");

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/ascii.h"
+#include "contract/image_labels.h"
 #include "lint/strings.h"
 
 namespace captf::lint {
@@ -19,8 +20,8 @@ using oci::NodeType;
 constexpr std::string_view kLabelRole = "io.captf.role";
 constexpr std::string_view kLabelContract = "io.captf.contract";
 constexpr std::string_view kLabelRuntime = "io.captf.runtime";
-constexpr std::string_view kLabelCapacity = "io.captf.capacity";
-constexpr std::string_view kLabelNodeInfo = "io.captf.node-info";
+using contract::kLabelCapacity;
+using contract::kLabelNodeInfo;
 constexpr std::size_t kMaxListedPaths = 5;
 
 Finding finding(std::string_view id, Severity severity, std::string file, std::string message) {
@@ -96,54 +97,19 @@ bool isPackedName(std::string_view name) {
 }
 
 bool validNodeInfo(std::string_view text, std::string& why) {
-  const nlohmann::json doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded() || !doc.is_object()) {
-    why = "it is not a JSON object";
+  auto parsed = contract::parseNodeInfoLabel(text);
+  if (!parsed.ok()) {
+    why = std::string(parsed.status().message());
     return false;
-  }
-  if (doc.empty()) {
-    why = "it has neither architecture nor operatingSystem";
-    return false;
-  }
-  static const std::set<std::string> kArchitectures = {"amd64", "arm64", "s390x", "ppc64le"};
-  for (const auto& [key, value] : doc.items()) {
-    if (key == "architecture") {
-      if (!value.is_string() || !kArchitectures.contains(value.get<std::string>())) {
-        why = "architecture must be one of amd64, arm64, s390x, ppc64le";
-        return false;
-      }
-    } else if (key == "operatingSystem") {
-      if (!value.is_string() || value.get<std::string>().empty()) {
-        why = "operatingSystem must be a non-empty string";
-        return false;
-      }
-    } else {
-      why = concat("unknown key \"", key, "\" (known: architecture, operatingSystem)");
-      return false;
-    }
   }
   return true;
 }
 
 bool validCapacity(std::string_view text, std::string& why) {
-  const nlohmann::json doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded() || !doc.is_object()) {
-    why = "it is not a JSON object";
+  auto parsed = contract::parseCapacityLabel(text);
+  if (!parsed.ok()) {
+    why = std::string(parsed.status().message());
     return false;
-  }
-  if (doc.empty()) {
-    why = "it names no resource";
-    return false;
-  }
-  for (const auto& [key, value] : doc.items()) {
-    if (key.empty()) {
-      why = "a resource name is empty";
-      return false;
-    }
-    if (!value.is_string() || !isQuantity(value.get<std::string>())) {
-      why = concat("the value of \"", key, "\" is not a quantity string such as \"4\" or \"16Gi\"");
-      return false;
-    }
   }
   return true;
 }
@@ -184,43 +150,6 @@ bool permits(const Node& node, const ImageUser& user, uint32_t bit) {
     return (node.mode & (bit << 3)) != 0;
   }
   return (node.mode & bit) != 0;
-}
-
-bool isQuantity(std::string_view s) {
-  std::size_t i = 0;
-  if (i < s.size() && s[i] == '+') {
-    ++i;
-  }
-  const std::size_t digits_start = i;
-  while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
-    ++i;
-  }
-  bool any = i > digits_start;
-  if (i < s.size() && s[i] == '.') {
-    ++i;
-    const std::size_t frac = i;
-    while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
-      ++i;
-    }
-    any = any || i > frac;
-  }
-  if (!any) {
-    return false;
-  }
-  const std::string_view suffix = s.substr(i);
-  static constexpr std::array<std::string_view, 16> kSuffixes = {
-      "", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "n", "u", "m", "k", "M", "G", "T", "P", "E"};
-  if (std::find(kSuffixes.begin(), kSuffixes.end(), suffix) != kSuffixes.end()) {
-    return true;
-  }
-  if (suffix.size() >= 2 && (suffix[0] == 'e' || suffix[0] == 'E')) {
-    std::string_view exp = suffix.substr(1);
-    if (exp.front() == '+' || exp.front() == '-') {
-      exp.remove_prefix(1);
-    }
-    return isDigits(exp);
-  }
-  return false;
 }
 
 bool hasModuleFile(const oci::ImageFs& fs) {

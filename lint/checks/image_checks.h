@@ -65,9 +65,6 @@ std::vector<Finding> runImageChecks(const ImageCheckInput& in);
 std::optional<Finding> checkCapacityAcrossPlatforms(
     const std::vector<std::pair<oci::Platform, const oci::ImageConfig*>>& images);
 
-// Kubernetes quantity syntax ("4", "16Gi", "500m", "1e3").
-bool isQuantity(std::string_view text);
-
 // The individual checks (exposed for tests).
 void checkModulePresent(const ImageCheckInput& in, std::vector<Finding>& out);
 void checkRuntime(const ImageCheckInput& in, std::vector<Finding>& out);

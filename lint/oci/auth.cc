@@ -184,10 +184,15 @@ absl::StatusOr<std::optional<Credentials>> lookupCredentials(std::string_view re
   std::ifstream in(*file, std::ios::binary);
   std::stringstream content;
   content << in.rdbuf();
-  const json doc = json::parse(content.str(), nullptr, /*allow_exceptions=*/false);
+  return lookupCredentialsIn(registry, content.str(),
+                             concat("the registry credentials file ", file->string()));
+}
+
+absl::StatusOr<std::optional<Credentials>>
+lookupCredentialsIn(std::string_view registry, std::string_view config, std::string_view where) {
+  const json doc = json::parse(config.begin(), config.end(), nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded() || !doc.is_object()) {
-    return absl::InvalidArgumentError(
-        concat("the registry credentials file ", file->string(), " is not a JSON object"));
+    return absl::InvalidArgumentError(concat(where, " is not a JSON object"));
   }
   const auto auths = doc.find("auths");
   if (auths == doc.end() || !auths->is_object()) {
@@ -209,9 +214,8 @@ absl::StatusOr<std::optional<Credentials>> lookupCredentials(std::string_view re
       absl::StatusOr<std::string> decoded = base64Decode(a->get<std::string>());
       const std::size_t colon = decoded.ok() ? decoded->find(':') : std::string::npos;
       if (colon == std::string::npos) {
-        return absl::InvalidArgumentError(concat("the registry credentials file ", file->string(),
-                                                 ": the \"auth\" entry for ", key,
-                                                 " is not base64 of user:password"));
+        return absl::InvalidArgumentError(
+            concat(where, ": the \"auth\" entry for ", key, " is not base64 of user:password"));
       }
       c.username = decoded->substr(0, colon);
       c.password = decoded->substr(colon + 1);

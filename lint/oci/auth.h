@@ -57,6 +57,12 @@ std::optional<std::filesystem::path> keychainFile(const KeychainEnv& env);
 absl::StatusOr<std::optional<Credentials>> lookupCredentials(std::string_view registry,
                                                              const KeychainEnv& env);
 
+// The same lookup in a Docker config document held in memory (a
+// Kubernetes `kubernetes.io/dockerconfigjson` Secret's `.dockerconfigjson`);
+// `where` names it in errors, which never include a credential.
+absl::StatusOr<std::optional<Credentials>>
+lookupCredentialsIn(std::string_view registry, std::string_view config, std::string_view where);
+
 // "Basic <base64(user:password)>".
 std::string basicAuthorization(const Credentials& credentials);
 

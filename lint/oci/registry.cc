@@ -191,7 +191,15 @@ private:
     if (ready_) {
       return absl::OkStatus();
     }
-    CAPTF_ASSIGN_OR_RETURN(credentials_, lookupCredentials(ref_.registry, options_.keychain));
+    if (options_.docker_configs.empty()) {
+      CAPTF_ASSIGN_OR_RETURN(credentials_, lookupCredentials(ref_.registry, options_.keychain));
+    }
+    for (const auto& [where, document] : options_.docker_configs) {
+      CAPTF_ASSIGN_OR_RETURN(credentials_, lookupCredentialsIn(ref_.registry, document, where));
+      if (credentials_) {
+        break;
+      }
+    }
     std::vector<std::string> schemes = {"https"};
     if (options_.insecure) {
       schemes.emplace_back("http");

@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "lint/oci/auth.h"
@@ -49,6 +51,9 @@ struct RegistryOptions {
   bool insecure = false;
   HttpOptions http;
   KeychainEnv keychain;
+  // Docker config documents to take credentials from instead of the
+  // keychain (the manager's image pull Secrets), first match wins.
+  std::vector<std::pair<std::string, std::string>> docker_configs; // {where, document}
 };
 
 // A registry source. Authentication is set up on the first request: a

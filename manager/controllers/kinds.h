@@ -20,6 +20,8 @@ inline const kube::GroupVersionKind kTerraformMachine{"infrastructure.cluster.x-
                                                       "TerraformMachine"};
 inline const kube::GroupVersionKind kTerraformMachinePool{"infrastructure.cluster.x-k8s.io",
                                                           "v1alpha1", "TerraformMachinePool"};
+inline const kube::GroupVersionKind kTerraformMachineTemplate{
+    "infrastructure.cluster.x-k8s.io", "v1alpha1", "TerraformMachineTemplate"};
 inline const kube::GroupVersionKind kTerraformClusterIdentity{
     "infrastructure.cluster.x-k8s.io", "v1alpha1", "TerraformClusterIdentity"};
 inline const kube::GroupVersionKind kCluster{"cluster.x-k8s.io", "v1beta2", "Cluster"};

@@ -4,6 +4,7 @@
 // §10), already parsed and validated by main.cc.
 
 #include <chrono>
+#include <set>
 #include <string>
 
 namespace captf::controllers {
@@ -28,6 +29,9 @@ struct ControllerSettings {
   int terraformmachine_concurrency = 10;
   int terraformmachinepool_concurrency = 10;
   int terraformmachinetemplate_concurrency = 10;
+  // --insecure-registry: registries the template controller reads over
+  // plain HTTP when HTTPS fails to connect.
+  std::set<std::string> insecure_registries;
 };
 
 } // namespace captf::controllers

@@ -7,6 +7,7 @@
 #include "manager/controllers/sweep.h"
 #include "manager/controllers/terraform_cluster_kind.h"
 #include "manager/controllers/terraform_machine_kind.h"
+#include "manager/controllers/terraform_machine_template_controller.h"
 #include "manager/controllers/workload_reconciler.h"
 #include "manager/kube/selector.h"
 
@@ -64,6 +65,8 @@ public:
       : settings_(settings), metrics_(manager.metrics(), version, commit),
         cluster_(deps(manager), terraformClusterKind(deps(manager))),
         machine_(deps(manager), terraformMachineKind(deps(manager))),
+        machine_template_(deps(manager),
+                          registryLabelReader(ImageInspectOptions{settings.insecure_registries})),
         sweep_(manager.apiClient(), manager.clock(), settings.watch_namespace, settings.sync_period,
                std::move(logger)) {}
 
@@ -81,6 +84,7 @@ public:
   CaptfMetrics metrics_;
   WorkloadReconciler cluster_;
   WorkloadReconciler machine_;
+  TerraformMachineTemplateReconciler machine_template_;
   OrphanSweep sweep_;
   std::vector<std::unique_ptr<kube::SharedInformer>> variables_sources_;
 };
@@ -275,6 +279,16 @@ absl::Status setupControllers(kube::Manager& manager, const ControllerSettings& 
       !s.ok()) {
     return s;
   }
+  auto templates = cache.informerFor(kinds::kTerraformMachineTemplate);
+  if (!templates.ok()) {
+    return templates.status();
+  }
+  kube::ControllerOptions template_options;
+  template_options.max_concurrent_reconciles = settings.terraformmachinetemplate_concurrency;
+  manager
+      .addController("terraformmachinetemplate", controllers->machine_template_,
+                     std::move(template_options))
+      .watchFor(**templates, filters);
   OrphanSweep* sweep = &controllers->sweep_;
   manager.add(std::make_unique<kube::RunnableFunc>(
                   [sweep](std::stop_token stop) { return sweep->run(std::move(stop)); }),

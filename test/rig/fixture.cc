@@ -273,9 +273,19 @@ std::string userKubeconfig(const Env& env, const std::string& name,
 }
 
 std::string pushImage(const Env& env, const std::string& rootfs, const std::string& repo,
-                      const std::string& tag) {
-  CommandResult r = run({rigCommand(), "image", "push", "--rootfs", rootfs, "--ref",
-                         env.registry + "/" + repo + ":" + tag});
+                      const std::string& tag, const std::map<std::string, std::string>& labels) {
+  std::vector<std::string> argv = {rigCommand(),
+                                   "image",
+                                   "push",
+                                   "--rootfs",
+                                   rootfs,
+                                   "--ref",
+                                   env.registry + "/" + repo + ":" + tag};
+  for (const auto& [key, value] : labels) {
+    argv.push_back("--label");
+    argv.push_back(key + "=" + value);
+  }
+  CommandResult r = run(argv);
   if (r.exit_code != 0) {
     ADD_FAILURE() << "rig image push " << repo << ":" << tag << ": " << r.output;
     return "";

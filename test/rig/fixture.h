@@ -67,10 +67,12 @@ CommandResult kubectl(const Env& env, const std::vector<std::string>& args,
 std::string userKubeconfig(const Env& env, const std::string& name,
                            const std::vector<std::string>& groups = {});
 
-// Builds a one-layer image from the directory ROOTFS, pushes it to the rig's
-// registry as REPO:TAG and returns the pullable reference.
+// Builds a one-layer image from the directory ROOTFS with config `labels`,
+// pushes it to the rig's registry as REPO:TAG and returns the pullable
+// reference.
 std::string pushImage(const Env& env, const std::string& rootfs, const std::string& repo,
-                      const std::string& tag);
+                      const std::string& tag,
+                      const std::map<std::string, std::string>& labels = {});
 
 // Returns what a container of pod NS/POD wrote to stdout and stderr. The rig
 // serves no kubelet API, so `kubectl logs` does not work; this reads the file

@@ -9,6 +9,7 @@
 #include "manager/controllers/metrics.h"
 #include "manager/kube/errors.h"
 #include "manager/kube/metrics.h"
+#include "test/manager/controllers/fakes.h"
 #include "test/manager/kube/fake_client.h"
 
 namespace captf::controllers {
@@ -63,15 +64,6 @@ TEST(NamespaceAllowedTest, InvalidSelectorIsAnError) {
        {{"matchExpressions", {{{"key", "k"}, {"operator", "Sometimes"}, {"values", {"v"}}}}}}}};
   EXPECT_FALSE(namespaceAllowed(bad, "ns", json::object()).ok());
 }
-
-class Reasons final : public kube::EventRecorder {
-public:
-  void event(const json&, kube::EventType, std::string_view reason, std::string_view,
-             std::string_view) override {
-    reasons.emplace_back(reason);
-  }
-  std::vector<std::string> reasons;
-};
 
 json workload(const std::string& name) {
   return {{"apiVersion", "infrastructure.cluster.x-k8s.io/v1alpha1"},

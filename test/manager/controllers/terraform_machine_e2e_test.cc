@@ -13,6 +13,7 @@
 //   starts and leaves nothing behind.
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <set>
@@ -85,7 +86,8 @@ protected:
                                               "}\n"),
                       env().tofu);
     e2e::createTenant(kNamespace, kIdentity, {{"NOOP_API_TOKEN", runner::e2e::kCredentialValue}});
-    manager_.start();
+    // The rig's registry is plain HTTP: the template controller may read it.
+    manager_.start({"--insecure-registry=" + env().registry});
     ASSERT_FALSE(HasFatalFailure());
     e2e::createClusterPair(
         kNamespace, "tc1", kCluster,
@@ -396,6 +398,57 @@ TEST_F(TerraformMachineE2eTest, AnUnhealthyMachineIsReplacedThroughAMachineHealt
   scale("sick", 0);
   ASSERT_TRUE(eventually([] { return machines("sick").empty(); }, std::chrono::seconds(360)))
       << machines("sick").dump(2);
+}
+
+TEST_F(TerraformMachineE2eTest, TemplatesReportTheCapacityOfTheirImage) {
+  // An image whose labels declare its node's capacity (never run).
+  const std::filesystem::path dir = std::filesystem::path(env().dir) / "tm-e2e-sized";
+  std::filesystem::create_directories(dir / "etc");
+  const std::string sized = rig::pushImage(
+      env(), dir.string(), "captf/module-tm-e2e-sized", "v1",
+      {{"io.captf.capacity", R"({"cpu":"4","memory":"16Gi","nvidia.com/gpu":"1"})"},
+       {"io.captf.node-info", R"({"architecture":"amd64","operatingSystem":"linux"})"}});
+  ASSERT_FALSE(sized.empty());
+  const auto machineTemplate = [](const std::string& name, const std::string& image) {
+    apply({{"apiVersion", "infrastructure.cluster.x-k8s.io/v1alpha1"},
+           {"kind", "TerraformMachineTemplate"},
+           {"metadata", {{"name", name}, {"namespace", kNamespace}}},
+           {"spec", {{"template", {{"spec", {{"source", {{"image", image}}}}}}}}}});
+  };
+  const auto get = [](const std::string& name) {
+    return getJson({"-n", kNamespace, "get", "terraformmachinetemplate", name});
+  };
+  machineTemplate("sized", sized);
+  ASSERT_TRUE(eventually([&] {
+    return conditionOf(get("sized"), "CapacityResolved", "status") == "True";
+  })) << get("sized").dump(2)
+      << manager_.processLog();
+  const json status = get("sized")["status"];
+  EXPECT_EQ(status["capacity"]["cpu"], "4");
+  EXPECT_EQ(status["capacity"]["memory"], "16Gi");
+  EXPECT_EQ(status["capacity"]["nvidia.com/gpu"], "1");
+  EXPECT_EQ(status["nodeInfo"]["architecture"], "amd64");
+  EXPECT_EQ(status["nodeInfo"]["operatingSystem"], "linux");
+  EXPECT_EQ(status["capacitySource"]["image"], sized);
+  EXPECT_FALSE(e2e::eventsFor(kNamespace, "sized", "CapacityResolved").empty());
+
+  // The noop module declares no capacity: said so, not an error.
+  EXPECT_TRUE(eventually([&] {
+    return conditionOf(get("workers"), "CapacityResolved", "reason") == "CapacityNotDeclared";
+  })) << get("workers").dump(2);
+
+  // A registry nobody serves: a condition naming it, an Event, the metric,
+  // and retries.
+  const std::string gone = "127.0.0.1:" + std::to_string(e2e::freePort()) + "/captf/none:v1";
+  machineTemplate("unreachable", gone);
+  ASSERT_TRUE(eventually([&] {
+    return conditionOf(get("unreachable"), "CapacityResolved", "reason") == "ImageInspectFailed";
+  })) << get("unreachable").dump(2);
+  EXPECT_THAT(conditionOf(get("unreachable"), "CapacityResolved", "message"),
+              HasSubstr(gone.substr(0, gone.find('/'))));
+  EXPECT_FALSE(e2e::eventsFor(kNamespace, "unreachable", "ImageInspectFailed").empty());
+  EXPECT_GE(
+      e2e::metricValue(manager_.metrics(), "captf_image_inspect_errors_total", {}).value_or(0), 1);
 }
 
 // Last (the suite's cluster goes): deletion order and nothing left behind.
