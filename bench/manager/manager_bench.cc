@@ -324,35 +324,70 @@ Setup setUp(e2e::ManagerRig& manager) {
   return s;
 }
 
-// Shard k of the machines: the TerraformMachines first, then their Machines.
-json machineShardList(const Options& o, const Setup& s, int shard) {
+// Shard k of the Machines, paused: Cluster API's Machine controller leaves
+// them alone, so the figures are the manager's (see README.md, "Machines").
+json pausedMachineShardList(const Options& o, int shard) {
   json items = json::array();
-  for (int pass = 0; pass < 2; ++pass) {
-    for (int i = shard; i < o.objects; i += o.shards) {
-      const std::string name = objectName(i, "machine");
-      if (pass == 0) {
-        items.push_back({{"apiVersion", "infrastructure.cluster.x-k8s.io/v1alpha1"},
+  for (int i = shard; i < o.objects; i += o.shards) {
+    const std::string name = objectName(i, "machine");
+    items.push_back({{"apiVersion", "cluster.x-k8s.io/v1beta2"},
+                     {"kind", "Machine"},
+                     {"metadata",
+                      {{"name", name},
+                       {"namespace", kNamespace},
+                       {"annotations", {{"cluster.x-k8s.io/paused", ""}}}}},
+                     {"spec",
+                      {{"clusterName", kMachineCluster},
+                       {"bootstrap", {{"dataSecretName", kBootstrapSecret}}},
+                       {"infrastructureRef",
+                        {{"apiGroup", "infrastructure.cluster.x-k8s.io"},
                          {"kind", "TerraformMachine"},
-                         {"metadata",
-                          {{"name", name},
-                           {"namespace", kNamespace},
-                           {"labels", {{"cluster.x-k8s.io/cluster-name", kMachineCluster}}}}},
-                         {"spec", {{"source", {{"image", s.machine_image}}}}}});
-      } else {
-        items.push_back({{"apiVersion", "cluster.x-k8s.io/v1beta2"},
-                         {"kind", "Machine"},
-                         {"metadata", {{"name", name}, {"namespace", kNamespace}}},
-                         {"spec",
-                          {{"clusterName", kMachineCluster},
-                           {"bootstrap", {{"dataSecretName", kBootstrapSecret}}},
-                           {"infrastructureRef",
-                            {{"apiGroup", "infrastructure.cluster.x-k8s.io"},
-                             {"kind", "TerraformMachine"},
-                             {"name", name}}}}}});
-      }
-    }
+                         {"name", name}}}}}});
   }
   return {{"apiVersion", "v1"}, {"kind", "List"}, {"items", items}};
+}
+
+// Shard k of the TerraformMachines, each owned by its Machine (`uids`: the
+// Machines' uids by name) as Cluster API would have set it.
+json machineShardList(const Options& o, const Setup& s, int shard,
+                      const std::map<std::string, std::string>& uids) {
+  json items = json::array();
+  for (int i = shard; i < o.objects; i += o.shards) {
+    const std::string name = objectName(i, "machine");
+    items.push_back({{"apiVersion", "infrastructure.cluster.x-k8s.io/v1alpha1"},
+                     {"kind", "TerraformMachine"},
+                     {"metadata",
+                      {{"name", name},
+                       {"namespace", kNamespace},
+                       {"labels", {{"cluster.x-k8s.io/cluster-name", kMachineCluster}}},
+                       {"ownerReferences",
+                        {{{"apiVersion", "cluster.x-k8s.io/v1beta2"},
+                          {"kind", "Machine"},
+                          {"name", name},
+                          {"uid", uids.at(name)},
+                          {"controller", true},
+                          {"blockOwnerDeletion", true}}}}}},
+                     {"spec", {{"source", {{"image", s.machine_image}}}}}});
+  }
+  return {{"apiVersion", "v1"}, {"kind", "List"}, {"items", items}};
+}
+
+// Creates the shards' Lists with parallel `kubectl create`; dies on failure.
+void createShards(const std::vector<std::string>& files, const std::string& log) {
+  const captf::rig::Env& rig = e2e::env();
+  std::vector<pid_t> creators;
+  for (const std::string& file : files) {
+    creators.push_back(
+        spawn({rig.kubectl, "--kubeconfig", rig.kubeconfig, "create", "-o", "name", "-f", file}, -1,
+              log));
+  }
+  for (pid_t pid : creators) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      die("kubectl create failed; see " + log);
+    }
+  }
 }
 
 // What the manager wrote for the machines before their apply Jobs ran (the
@@ -428,7 +463,7 @@ int main(int argc, char** argv) {
       o.out.empty() ? (fs::temp_directory_path() / "captf-manager-bench").string() : o.out;
   fs::create_directories(out);
   std::fprintf(stderr, "manager-bench: starting the rig (capi tier)\n");
-  const captf::rig::Env& rig = e2e::env();
+  (void)e2e::env(); // starts the rig
   e2e::ManagerRig manager_rig;
   const Setup setup = setUp(manager_rig);
 
@@ -474,6 +509,7 @@ int main(int argc, char** argv) {
     die("the manager did not become ready and leader; see " + manager_log);
   }
   const bool machines = o.kind == "machine";
+  std::map<std::string, std::string> machine_uids; // Machine name -> uid
   if (machines) {
     // The one Cluster every machine joins, provisioned before the clock
     // starts, and the bootstrap data every Machine names.
@@ -496,6 +532,20 @@ int main(int argc, char** argv) {
         std::chrono::seconds(300));
     if (!provisioned) {
       die("the cluster was not provisioned; see " + manager_log);
+    }
+    std::vector<std::string> machine_files;
+    for (int k = 0; k < std::min(o.shards, o.objects); ++k) {
+      machine_files.push_back(out + "/machines-" + std::to_string(k) + ".json");
+      std::ofstream(machine_files.back()) << pausedMachineShardList(o, k).dump();
+    }
+    createShards(machine_files, out + "/create-machines.log");
+    for (const json& machine :
+         e2e::getJson({"-n", kNamespace, "get", "machines.v1beta2.cluster.x-k8s.io"})
+             .value("items", json::array())) {
+      machine_uids[machine["metadata"]["name"]] = machine["metadata"]["uid"];
+    }
+    if (machine_uids.size() != static_cast<std::size_t>(o.objects)) {
+      die("the Machines were not all created");
     }
   }
   const std::string owner_kind = machines ? "Machine" : "Cluster";
@@ -548,27 +598,20 @@ int main(int argc, char** argv) {
   for (int k = 0; k < std::min(o.shards, o.objects); ++k) {
     files.push_back(out + "/objects-" + std::to_string(k) + ".json");
     std::ofstream(files.back())
-        << (machines ? machineShardList(o, setup, k) : shardList(o, setup, k)).dump();
+        << (machines ? machineShardList(o, setup, k, machine_uids) : shardList(o, setup, k)).dump();
   }
   const ProcSample before = sampleProc(manager);
   const std::map<std::string, double> requests_before = restRequests(scrape(manager_rig));
 
-  std::fprintf(stderr, "manager-bench: creating %d %s and %d %ss\n", o.objects,
-               machines ? "TerraformMachines" : "TerraformClusters", o.objects, owner_kind.c_str());
+  if (machines) {
+    std::fprintf(stderr, "manager-bench: creating %d TerraformMachines (their Machines exist)\n",
+                 o.objects);
+  } else {
+    std::fprintf(stderr, "manager-bench: creating %d TerraformClusters and %d Clusters\n",
+                 o.objects, o.objects);
+  }
   const Clock::time_point t0 = Clock::now();
-  std::vector<pid_t> creators;
-  for (const std::string& file : files) {
-    creators.push_back(
-        spawn({rig.kubectl, "--kubeconfig", rig.kubeconfig, "create", "-o", "name", "-f", file}, -1,
-              out + "/create.log"));
-  }
-  for (pid_t pid : creators) {
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      die("kubectl create failed; see " + out + "/create.log");
-    }
-  }
+  createShards(files, out + "/create.log");
   const double created_s = seconds(Clock::now() - t0);
 
   const auto deadline = t0 + std::chrono::seconds(o.timeout_seconds);
@@ -692,19 +735,7 @@ int main(int argc, char** argv) {
     }
     std::fprintf(stderr, "manager-bench: baseline: creating %zu objects\n", baseline_objects);
     const Clock::time_point b0 = Clock::now();
-    std::vector<pid_t> writers;
-    for (const std::string& file : baseline_files) {
-      writers.push_back(
-          spawn({rig.kubectl, "--kubeconfig", rig.kubeconfig, "create", "-o", "name", "-f", file},
-                -1, out + "/baseline.log"));
-    }
-    for (pid_t pid : writers) {
-      int status = 0;
-      ::waitpid(pid, &status, 0);
-      if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        die("the baseline's kubectl create failed; see " + out + "/baseline.log");
-      }
-    }
+    createShards(baseline_files, out + "/baseline.log");
     baseline_s = seconds(Clock::now() - b0);
   }
   json result = {
@@ -760,7 +791,8 @@ int main(int argc, char** argv) {
     return std::string(text);
   };
   std::printf("objects                              %d (%s each)\n", o.objects,
-              machines ? "TerraformMachine + Machine, one Cluster" : "TerraformCluster + Cluster");
+              machines ? "TerraformMachine owned by a paused Machine, one Cluster"
+                       : "TerraformCluster + Cluster");
   std::printf("create (parallel kubectl, %zu shards) %.1f s\n", files.size(), created_s);
   std::printf("every object owned (CAPI)            %.1f s\n", last_of(progress.owned));
   std::printf("first Job / every Job exists         %.1f s / %s\n", first_of(progress.job),
