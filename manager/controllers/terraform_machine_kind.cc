@@ -100,8 +100,8 @@ public:
                cond::kReasonWaitingForOwnerMachine,
                owner == nullptr ? "waiting for a Machine to own this TerraformMachine"
                                 : "waiting for the cluster.x-k8s.io/cluster-name label");
-      // A cluster name known from an earlier pass (durable inputs, Jobs)
-      // still lets a deletion destroy; without one there is nothing to do.
+      // With the label but no owner (gone, or never there) a deletion still
+      // destroys from the durable inputs; without the label nothing runs.
       pass.cluster_name = cluster_label;
       return absl::OkStatus();
     }

@@ -128,11 +128,17 @@ void reportHealth(WorkloadPass& pass, const workspace::HealthCondition& health) 
 
 // ---- approvals -------------------------------------------------------------------
 
+namespace {
+
+// `kubectl -n <ns> annotate <resource> <name> <key>=<value> --overwrite`:
+// the command a message tells the user to run.
 std::string approveCommand(std::string_view resource, const lifecycle::ObjectIdentity& id,
                            std::string_view key, const std::string& value) {
   return "kubectl -n " + id.ns + " annotate " + str(resource) + " " + id.name + " " + str(key) +
          "=" + value + " --overwrite";
 }
+
+} // namespace
 
 // ---- WorkloadReconciler ------------------------------------------------------------
 

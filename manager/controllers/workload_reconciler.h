@@ -22,11 +22,6 @@
 
 namespace captf::controllers {
 
-// `kubectl -n <ns> annotate <resource> <name> <key>=<value> --overwrite`:
-// the command a message tells the user to run.
-std::string approveCommand(std::string_view resource, const lifecycle::ObjectIdentity& id,
-                           std::string_view key, const std::string& value);
-
 class WorkloadReconciler final : public kube::Reconciler {
 public:
   WorkloadReconciler(ReconcilerDeps deps, std::unique_ptr<WorkloadKind> kind);

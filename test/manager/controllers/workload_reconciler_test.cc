@@ -1,5 +1,6 @@
-// The shared pass (WorkloadReconciler) over the in-memory API server, with a
-// kind of the test's own: what the pass guarantees whatever the kind.
+// The shared pass (WorkloadReconciler) over the in-memory API server, run
+// for TerraformCluster (its kind owned by a Cluster in the store): what the
+// pass guarantees.
 //   - a finished Job is bookkept exactly once across a failed status patch,
 //     and its counts land only with the patch that carries its result;
 //   - no Job is created from a stale copy of the object;
@@ -17,6 +18,7 @@
 #include "manager/api/terraform_cluster.h"
 #include "manager/controllers/kinds.h"
 #include "manager/controllers/metrics.h"
+#include "manager/controllers/terraform_cluster_kind.h"
 #include "manager/controllers/workload_reconciler.h"
 #include "manager/kube/clock.h"
 #include "manager/kube/errors.h"
@@ -84,55 +86,11 @@ private:
   kube::testing::FakeClient& store_;
 };
 
-using Typed = TypedObjectOf<api::TerraformCluster>;
-
-// A cluster-role kind owned by a Cluster the test does not need to create:
-// the owner is always found and refers back.
-class TestKind final : public WorkloadKind {
-public:
-  const kube::GroupVersionKind& gvk() const override { return kinds::kTerraformCluster; }
-  contract::Role role() const override { return contract::Role::kCluster; }
-  std::string_view finalizer() const override { return api::kFinalizerTerraformCluster; }
-  std::string_view resource() const override { return "terraformcluster"; }
-  absl::StatusOr<std::unique_ptr<TypedObject>> decode(const json& object) const override {
-    return decodeAs<Typed>(object);
-  }
-  absl::Status reconcileOwner(WorkloadPass& pass) override {
-    pass.cluster_name = "capi-c1";
-    pass.cluster = {{"apiVersion", "cluster.x-k8s.io/v1beta2"},
-                    {"kind", "Cluster"},
-                    {"metadata", {{"name", "capi-c1"}, {"namespace", kNs}}},
-                    {"spec", json::object()}};
-    pass.owner = pass.cluster;
-    pass.owner_ok = true;
-    return absl::OkStatus();
-  }
-  std::optional<api::JobPolicy> inheritedJobs(const WorkloadPass&) const override {
-    return std::nullopt;
-  }
-  std::string identityName(const WorkloadPass&) const override { return "aws"; }
-  lifecycle::EffectiveSchedule schedule(const WorkloadPass& pass,
-                                        std::chrono::seconds interval) const override {
-    return lifecycle::resolveSchedule(static_cast<const Typed&>(*pass.typed).object.spec, interval);
-  }
-  absl::StatusOr<json> roleInputs(WorkloadPass& pass) override {
-    return contract::toInputsJson(workspace::clusterInputs(
-        static_cast<const Typed&>(*pass.typed).object, pass.cluster, false));
-  }
-  absl::Status reconcileOutputs(WorkloadPass&) override { return absl::OkStatus(); }
-  absl::StatusOr<lifecycle::GateInput> gateInput(WorkloadPass&,
-                                                 const lifecycle::LeaseRequest&) override {
-    return lifecycle::GateInput{};
-  }
-  bool ownsClusterLease() const override { return true; }
-};
-
 class WorkloadReconcilerTest : public ::testing::Test {
 protected:
   WorkloadReconcilerTest()
       : api_(store_), cache_(store_), cached_(cache_, api_), metrics_(registry_, "v", "c"),
-        reconciler_(ReconcilerDeps{cache_, cached_, api_, events_, clock_, metrics_, settings_},
-                    std::make_unique<TestKind>()) {
+        reconciler_(deps(), terraformClusterKind(deps())) {
     settings_.runner_image = "registry.local/captf/runner:1";
     store_.put({{"apiVersion", "infrastructure.cluster.x-k8s.io/v1alpha1"},
                 {"kind", "TerraformClusterIdentity"},
@@ -148,7 +106,24 @@ protected:
     store_.put({{"apiVersion", "v1"},
                 {"kind", "Namespace"},
                 {"metadata", {{"name", kNs}, {"resourceVersion", "1"}}}});
+    // The owning Cluster, naming the object back.
+    store_.put({{"apiVersion", "cluster.x-k8s.io/v1beta2"},
+                {"kind", "Cluster"},
+                {"metadata",
+                 {{"name", "capi-c1"},
+                  {"namespace", kNs},
+                  {"uid", "uid-capi-c1"},
+                  {"resourceVersion", "1"}}},
+                {"spec",
+                 {{"infrastructureRef",
+                   {{"apiGroup", "infrastructure.cluster.x-k8s.io"},
+                    {"kind", "TerraformCluster"},
+                    {"name", kName}}}}}});
     store_.put(object());
+  }
+
+  ReconcilerDeps deps() {
+    return ReconcilerDeps{cache_, cached_, api_, events_, clock_, metrics_, settings_};
   }
 
   json object() const {
@@ -160,7 +135,12 @@ protected:
               {"uid", "uid-c1"},
               {"generation", 1},
               {"resourceVersion", "7"},
-              {"finalizers", {api::kFinalizerTerraformCluster}}}},
+              {"finalizers", {api::kFinalizerTerraformCluster}},
+              {"ownerReferences",
+               {{{"apiVersion", "cluster.x-k8s.io/v1beta2"},
+                 {"kind", "Cluster"},
+                 {"name", "capi-c1"},
+                 {"uid", "uid-capi-c1"}}}}}},
             {"spec",
              {{"source", {{"image", "registry.local/team/cluster:v1"}}},
               {"identityRef", {{"name", "aws"}}}}}};
