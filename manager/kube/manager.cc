@@ -21,6 +21,21 @@ std::string defaultIdentity() {
   return absl::StrFormat("%s_%016x", host.data(), rng());
 }
 
+// What the leader elector's thread uses. run() may return at the shutdown
+// deadline with that thread still renewing, so this outlives run(): the
+// destructor joins the thread first.
+struct Manager::Election {
+  Election(Client& client, const std::string& ns, const std::string& name)
+      : lock(client, ns, name) {}
+  KubeLeaseLock lock;
+  std::unique_ptr<LeaderElector> elector;
+  std::stop_source stop;    // stops the elector
+  bool leading = false;     // guarded by Manager::mu_
+  bool work_stopped = true; // the leader work returned before the deadline
+  bool done = false;        // elector.run() returned; guarded by Manager::mu_
+  absl::Status result;      // of elector.run(), read once done
+};
+
 Manager::Manager(const RestConfig& config, ManagerOptions options,
                  std::shared_ptr<spdlog::logger> logger)
     : options_(std::move(options)), logger_(std::move(logger)) {
@@ -36,6 +51,12 @@ Manager::Manager(const RestConfig& config, ManagerOptions options,
 Manager::~Manager() {
   // Threads that run() left at its deadline still use everything below: wait
   // for them first (the manager binary exits instead of getting here).
+  if (election_thread_.joinable()) {
+    if (election_) {
+      election_->stop.request_stop();
+    }
+    election_thread_.join();
+  }
   for (auto& group : threads_) {
     group.clear();
   }
@@ -80,6 +101,19 @@ absl::Status Manager::init(const RestConfig& config) {
   rest_ = *std::move(rest);
   mapper_ = std::make_unique<DiscoveryRestMapper>(*rest_, clock_);
   api_ = std::make_unique<ApiClient>(*rest_, *mapper_);
+  if (options_.leader_election == LeaderElectionMode::kEnabled) {
+    // Lease requests get the renew deadline as their timeout, as client-go
+    // bounds each renewal: a renewal that cannot finish in time has failed.
+    RestConfig lease_config = config;
+    lease_config.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(
+        options_.leader_election_config.renew_deadline);
+    auto lease_rest = RestClient::create(lease_config, clock_, &metrics_, logger_);
+    if (!lease_rest.ok()) {
+      return lease_rest.status();
+    }
+    lease_rest_ = *std::move(lease_rest);
+    lease_api_ = std::make_unique<ApiClient>(*lease_rest_, *mapper_);
+  }
   cache_ = std::make_unique<InformerCache>(InformerCache::apiFactory(*api_), clock_, options_.cache,
                                            &metrics_, logger_);
   client_ = std::make_unique<DelegatingClient>(*cache_, *api_);
@@ -149,15 +183,19 @@ void Manager::startRunnables(NeedLeaderElection group, std::stop_token stop) {
   }
 }
 
+SteadyTime Manager::shutdownDeadlineLocked() {
+  if (!shutdown_deadline_) {
+    shutdown_deadline_ = clock_.now() + options_.graceful_shutdown_timeout;
+  }
+  return *shutdown_deadline_;
+}
+
 bool Manager::stopGroup(NeedLeaderElection group) {
   const int g = group == NeedLeaderElection::kYes ? 1 : 0;
   std::vector<std::jthread> threads;
   {
     std::unique_lock lock(mu_);
-    if (!shutdown_deadline_) {
-      shutdown_deadline_ = clock_.now() + options_.graceful_shutdown_timeout;
-    }
-    if (!clock_.waitUntil(lock, returned_cv_, std::stop_token(), *shutdown_deadline_,
+    if (!clock_.waitUntil(lock, returned_cv_, std::stop_token(), shutdownDeadlineLocked(),
                           [&] { return running_[g] == 0; })) {
       return false;
     }
@@ -173,13 +211,17 @@ absl::Status Manager::run(std::stop_token stop) {
       return s;
     }
   }
-  // One stop for everything: the caller's, or a failed runnable.
+  // One stop for the leader work: the caller's, or a failed runnable. The
+  // runnables that need no leadership (the webhook server) get their own
+  // and stop last: passes still finishing write objects that this
+  // manager's own webhooks validate.
   std::stop_source all;
+  std::stop_source late;
   std::stop_callback on_stop(stop, [&] { all.request_stop(); });
   std::stop_callback on_failure(failed_.get_token(), [&] { all.request_stop(); });
 
   cache_->start();
-  startRunnables(NeedLeaderElection::kNo, all.get_token());
+  startRunnables(NeedLeaderElection::kNo, late.get_token());
 
   const auto expired = [this] {
     logger_->error(
@@ -193,26 +235,24 @@ absl::Status Manager::run(std::stop_token stop) {
   };
   absl::Status result = absl::OkStatus();
   if (options_.leader_election == LeaderElectionMode::kEnabled) {
-    KubeLeaseLock lock(*api_, options_.leader_election_namespace, options_.leader_election_id);
+    election_ = std::make_unique<Election>(*lease_api_, options_.leader_election_namespace,
+                                           options_.leader_election_id);
+    Election& election = *election_;
     // The elector keeps renewing the Lease until the leader work has
     // stopped (or was abandoned), so no other replica leads beside passes
     // that are still finishing; it stops at once when this replica never
     // led.
-    std::stop_source elector_stop;
-    std::mutex leading_mu;
-    bool leading = false;
-    bool leader_work_stopped = true; // written by the leading thread, read after it is joined
-    std::stop_callback stop_elector(all.get_token(), [&] {
-      std::lock_guard guard(leading_mu);
-      if (!leading) {
-        elector_stop.request_stop();
+    std::stop_callback stop_elector(all.get_token(), [this, &election] {
+      std::lock_guard guard(mu_);
+      if (!election.leading) {
+        election.stop.request_stop();
       }
     });
     LeaderCallbacks callbacks;
-    callbacks.on_started_leading = [&](std::stop_token lost) {
+    callbacks.on_started_leading = [this, &election, all](std::stop_token lost) {
       {
-        std::lock_guard guard(leading_mu);
-        leading = true;
+        std::lock_guard guard(mu_);
+        election.leading = true;
       }
       std::stop_source group;
       std::stop_callback a(lost, [&] { group.request_stop(); });
@@ -222,18 +262,41 @@ absl::Status Manager::run(std::stop_token stop) {
       std::condition_variable_any cv;
       std::unique_lock wait_lock(mu);
       cv.wait(wait_lock, group.get_token(), [] { return false; });
-      leader_work_stopped = stopGroup(NeedLeaderElection::kYes);
-      elector_stop.request_stop();
+      const bool stopped = stopGroup(NeedLeaderElection::kYes);
+      {
+        std::lock_guard guard(mu_);
+        election.work_stopped = stopped;
+      }
+      election.stop.request_stop();
     };
     LeaderElectionConfig config = options_.leader_election_config;
     config.release_on_cancel = ReleaseOnCancel::kNo; // released below, once the work stopped
-    LeaderElector elector(lock, config, std::move(callbacks), clock_, logger_);
-    result = elector.run(elector_stop.get_token());
-    if (!leader_work_stopped) {
+    election.elector = std::make_unique<LeaderElector>(election.lock, config, std::move(callbacks),
+                                                       clock_, logger_);
+    election_thread_ = std::jthread([this, &election] {
+      absl::Status status = election.elector->run(election.stop.get_token());
+      std::lock_guard guard(mu_);
+      election.result = std::move(status);
+      election.done = true;
+      returned_cv_.notify_all();
+    });
+    // The deadline is enforced here, not by the elector: a renewal stuck in
+    // a slow request must not hold the process past the grace period.
+    std::unique_lock lock(mu_);
+    returned_cv_.wait(lock, all.get_token(), [&] { return election.done; });
+    if (!election.done &&
+        !clock_.waitUntil(lock, returned_cv_, std::stop_token(), shutdownDeadlineLocked(),
+                          [&] { return election.done; })) {
       return expired();
     }
+    if (!election.work_stopped) {
+      return expired();
+    }
+    result = election.result;
+    lock.unlock();
+    election_thread_.join();
     if (result.ok() && options_.leader_election_config.release_on_cancel == ReleaseOnCancel::kYes) {
-      elector.release();
+      election.elector->release();
     }
   } else {
     startRunnables(NeedLeaderElection::kYes, all.get_token());
@@ -246,7 +309,8 @@ absl::Status Manager::run(std::stop_token stop) {
     }
   }
 
-  all.request_stop();
+  all.request_stop(); // leadership was lost: nothing else stopped it yet
+  late.request_stop();
   if (!stopGroup(NeedLeaderElection::kNo)) {
     return expired();
   }

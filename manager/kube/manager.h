@@ -168,6 +168,9 @@ private:
   // Waits until every runnable of `group` returned or the shutdown deadline
   // passed, joining them when they all returned. False on the deadline.
   bool stopGroup(NeedLeaderElection group);
+  // Every wait of the shutdown shares one deadline, counted from the first
+  // wait (right after the stop). Call with mu_ held.
+  SteadyTime shutdownDeadlineLocked();
 
   ManagerOptions options_;
   std::shared_ptr<spdlog::logger> logger_;
@@ -177,6 +180,8 @@ private:
   std::unique_ptr<RestClient> rest_;
   std::unique_ptr<DiscoveryRestMapper> mapper_;
   std::unique_ptr<ApiClient> api_;
+  std::unique_ptr<RestClient> lease_rest_; // leader election: renew deadline as timeout
+  std::unique_ptr<ApiClient> lease_api_;
   std::unique_ptr<InformerCache> cache_;
   std::unique_ptr<DelegatingClient> client_;
   std::unique_ptr<KubeEventRecorder> events_;
@@ -191,8 +196,14 @@ private:
   std::vector<std::pair<std::unique_ptr<Runnable>, NeedLeaderElection>> runnables_;
   std::vector<std::jthread> threads_[2];        // by NeedLeaderElection
   int running_[2] = {0, 0};                     // threads of each group not yet returned
-  std::optional<SteadyTime> shutdown_deadline_; // set by the first stopGroup()
+  std::optional<SteadyTime> shutdown_deadline_; // see shutdownDeadlineLocked()
   std::stop_source failed_;                     // a runnable failed
+  // The leader elector and its thread; run() may return at the deadline
+  // with it still running, so they outlive run() (the destructor joins it
+  // first).
+  struct Election;
+  std::unique_ptr<Election> election_;
+  std::jthread election_thread_;
   absl::Status first_error_;
 };
 

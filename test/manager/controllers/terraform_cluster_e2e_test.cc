@@ -579,12 +579,6 @@ private:
 // abandoned pass might still write). Either way the next manager finishes
 // the work with exactly one apply Job per object.
 TEST_F(TerraformClusterE2eTest, APassCutShortBySigtermIsFinishedByTheNextManager) {
-  // Skipped until the shutdown hang it exposes is fixed (failed 2 of 3 clean
-  // CI runs on 2026-12-01): with a pass held in its Job create, the manager
-  // can outlive its graceful deadline because that deadline is reported only
-  // after LeaderElector::run returns, and a renewal round there is bounded by
-  // the REST client's 30 s request timeout, not by the renew deadline.
-  GTEST_SKIP() << "known shutdown hang under load; see the comment above";
   {
     JobCreateHold hold("tc4");
     manager_.stopCleanly();
