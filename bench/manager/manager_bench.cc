@@ -281,15 +281,15 @@ Options parse(int argc, char** argv) {
     } else if (a == "--kind") {
       o.kind = value();
     } else {
-      die("usage: manager_bench [--kind cluster|machine] [--objects N] [--timeout SECONDS] "
+      die("usage: manager_bench [--kind cluster|machine|pool] [--objects N] [--timeout SECONDS] "
           "[--shards K] [--out DIR] [--manager-arg ARG]... [--manager-binary PATH]");
     }
   }
   if (o.objects < 1 || o.shards < 1) {
     die("--objects and --shards must be positive");
   }
-  if (o.kind != "cluster" && o.kind != "machine") {
-    die("--kind is cluster or machine");
+  if (o.kind != "cluster" && o.kind != "machine" && o.kind != "pool") {
+    die("--kind is cluster, machine or pool");
   }
   return o;
 }
@@ -301,6 +301,7 @@ struct Setup {
   std::string runner_image;
   std::string module_image;
   std::string machine_image;
+  std::string pool_image;
 };
 
 // The machine benchmark's one Cluster and its bootstrap Secret.
@@ -320,6 +321,8 @@ Setup setUp(e2e::ManagerRig& manager) {
       "bench-cluster", runner::noopModule(captf::contract::Role::kCluster), e2e::env().tofu);
   s.machine_image = runner::Images::get().module(
       "bench-machine", runner::noopModule(captf::contract::Role::kMachine), e2e::env().tofu);
+  s.pool_image = runner::Images::get().module(
+      "bench-pool", runner::noopModule(captf::contract::Role::kMachinePool), e2e::env().tofu);
   checkSetup("pushing the images");
   return s;
 }
@@ -455,6 +458,117 @@ json shardList(const Options& o, const Setup& s, int shard) {
   return {{"apiVersion", "v1"}, {"kind", "List"}, {"items", items}};
 }
 
+// --kind pool: one MachinePool on a TerraformMachinePool, scaled 0 -> N -> 0
+// (README.md, "Machine pools"). Per step: the seconds until the pool
+// reports N members (status.replicas, spec.providerIDList and
+// status.instances), and the manager's reconciles, Jobs and API requests
+// during the step (its own counters, after minus before).
+int runPool(const Options& o, const Setup& setup, const e2e::ManagerRig& manager_rig,
+            const std::string& out) {
+  constexpr char kPool[] = "bench-pool";
+  e2e::createClusterPair(
+      kNamespace, "tc-pool", kMachineCluster,
+      {{"source", {{"image", setup.module_image}}}, {"identityRef", {{"name", kIdentity}}}});
+  e2e::apply({{"apiVersion", "v1"},
+              {"kind", "Secret"},
+              {"metadata", {{"name", kBootstrapSecret}, {"namespace", kNamespace}}},
+              {"stringData", {{"value", "#cloud-config\n"}, {"format", "cloud-config"}}}});
+  e2e::apply({{"apiVersion", "infrastructure.cluster.x-k8s.io/v1alpha1"},
+              {"kind", "TerraformMachinePool"},
+              {"metadata", {{"name", kPool}, {"namespace", kNamespace}}},
+              {"spec", {{"source", {{"image", setup.pool_image}}}}}});
+  e2e::apply({{"apiVersion", "cluster.x-k8s.io/v1beta2"},
+              {"kind", "MachinePool"},
+              {"metadata", {{"name", kPool}, {"namespace", kNamespace}}},
+              {"spec",
+               {{"clusterName", kMachineCluster},
+                {"replicas", 0},
+                {"template",
+                 {{"spec",
+                   {{"clusterName", kMachineCluster},
+                    {"version", "v1.34.0"},
+                    {"bootstrap", {{"dataSecretName", kBootstrapSecret}}},
+                    {"infrastructureRef",
+                     {{"apiGroup", "infrastructure.cluster.x-k8s.io"},
+                      {"kind", "TerraformMachinePool"},
+                      {"name", kPool}}}}}}}}}});
+  checkSetup("creating the pool");
+  const auto members = [&]() -> int {
+    const json p = e2e::getJson({"-n", kNamespace, "get", "terraformmachinepool", kPool});
+    if (!p.is_object() || !e2e::readyTrue(p)) {
+      return -1;
+    }
+    const int replicas = p["status"].value("replicas", -1);
+    const auto ids = p["spec"].value("providerIDList", json::array()).size();
+    const auto instances = p["status"].value("instances", json::array()).size();
+    return ids == static_cast<std::size_t>(replicas) &&
+                   instances == static_cast<std::size_t>(replicas)
+               ? replicas
+               : -1;
+  };
+  if (!e2e::eventually([&] { return members() == 0; }, std::chrono::seconds(300))) {
+    die("the pool of 0 never became Ready");
+  }
+  auto metric = [](const std::string& exposition, const char* name,
+                   std::map<std::string, std::string> labels) {
+    return e2e::metricValue(exposition, name, labels).value_or(0);
+  };
+  const std::map<std::string, std::string> controller = {{"controller", "terraformmachinepool"}};
+  json steps = json::array();
+  bool converged_all = true;
+  for (const int target : {o.objects, 0}) {
+    const std::string before = scrape(manager_rig);
+    const auto t0 = Clock::now();
+    e2e::mergePatch(kNamespace, "machinepools.v1beta2.cluster.x-k8s.io", kPool,
+                    {{"spec", {{"replicas", target}}}});
+    bool converged = false;
+    while (seconds(Clock::now() - t0) < o.timeout_seconds) {
+      if (members() == target) {
+        converged = true;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    }
+    const double took = seconds(Clock::now() - t0);
+    const std::string after = scrape(manager_rig);
+    const auto delta = [&](const char* name, const std::map<std::string, std::string>& labels) {
+      return metric(after, name, labels) - metric(before, name, labels);
+    };
+    const std::map<std::string, double> requests_before = restRequests(before);
+    double requests = 0;
+    for (const auto& [method, n] : restRequests(after)) {
+      requests += n - requests_before.at(method);
+    }
+    json jobs = json::object();
+    for (const char* op : {"apply", "refresh", "drift"}) {
+      jobs[op] = delta("captf_jobs_total", {{"kind", "TerraformMachinePool"}, {"op", op}});
+    }
+    const json step = {{"replicas", target},
+                       {"converged", converged},
+                       {"seconds", took},
+                       {"reconciles", delta("controller_runtime_reconcile_total", controller)},
+                       {"jobs", jobs},
+                       {"api_requests", requests}};
+    std::fprintf(stderr, "manager-bench: pool -> %d: %s in %.1f s\n", target,
+                 converged ? "converged" : "NOT converged", took);
+    steps.push_back(step);
+    converged_all = converged_all && converged;
+  }
+  std::ofstream(out + "/result.json") << json{{"kind", "pool"}, {"steps", steps}}.dump(2) << "\n";
+  std::printf("one MachinePool, noop pool module; per step (manager's own counters):\n");
+  for (const json& step : steps) {
+    std::printf("  -> %3d replicas  %s %6.1f s  reconciles %4.0f  Jobs apply %.0f refresh %.0f  "
+                "API requests %.0f\n",
+                step["replicas"].get<int>(),
+                step["converged"].get<bool>() ? "converged" : "TIMEOUT",
+                step["seconds"].get<double>(), step["reconciles"].get<double>(),
+                step["jobs"]["apply"].get<double>(), step["jobs"]["refresh"].get<double>(),
+                step["api_requests"].get<double>());
+  }
+  std::printf("result: %s/result.json\n", out.c_str());
+  return converged_all ? 0 : 2;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -507,6 +621,13 @@ int main(int argc, char** argv) {
                        });
   if (!leading) {
     die("the manager did not become ready and leader; see " + manager_log);
+  }
+  if (o.kind == "pool") {
+    const int code = runPool(o, setup, manager_rig, out);
+    ::kill(manager, SIGTERM);
+    ::waitpid(manager, nullptr, 0);
+    g_manager = -1;
+    return code;
   }
   const bool machines = o.kind == "machine";
   std::map<std::string, std::string> machine_uids; // Machine name -> uid

@@ -98,7 +98,7 @@ IdentityResult IdentityResolver::resolve(const json& object, const std::string& 
                          "waiting for the identity to be allowed");
   const std::string ns = kube::meta::ns(object);
   if (identity.empty()) {
-    metrics_.identity_denied_total.withLabels({"notfound"}).inc();
+    result.denied = "notfound";
     result.allowed =
         cond("False", api::conditions::kReasonIdentityNotFound, "no identityRef resolves");
     return result;
@@ -106,7 +106,7 @@ IdentityResult IdentityResolver::resolve(const json& object, const std::string& 
   auto found = cached_.get(kinds::kTerraformClusterIdentity, {"", identity});
   if (!found.ok()) {
     if (kube::isNotFound(found.status())) {
-      metrics_.identity_denied_total.withLabels({"notfound"}).inc();
+      result.denied = "notfound";
       result.allowed = cond("False", api::conditions::kReasonIdentityNotFound,
                             "TerraformClusterIdentity " + identity + " does not exist");
       return result;
@@ -137,7 +137,7 @@ IdentityResult IdentityResolver::resolve(const json& object, const std::string& 
     return result;
   }
   if (!*is_allowed) {
-    metrics_.identity_denied_total.withLabels({"namespace"}).inc();
+    result.denied = "namespace";
     result.allowed =
         cond("False", api::conditions::kReasonNamespaceNotAllowed,
              "TerraformClusterIdentity " + identity + " does not allow namespace " + ns);

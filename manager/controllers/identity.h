@@ -30,6 +30,9 @@ struct IdentityResult {
   ConditionResult mirrored; // CredentialsMirrored
   std::string identity;     // effective identity name ("" when none)
   std::string mirror_name;  // captf-creds-<identity> when mirrored
+  // The captf_identity_denied_total reason when denied ("notfound",
+  // "namespace"); the caller counts it on the condition's transition.
+  std::string denied;
   // A transient API error (IdentityCheckFailed or a failed mirror write):
   // the reconcile returns it after patching status, and is retried.
   absl::Status transient;

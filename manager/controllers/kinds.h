@@ -26,5 +26,6 @@ inline const kube::GroupVersionKind kTerraformClusterIdentity{
     "infrastructure.cluster.x-k8s.io", "v1alpha1", "TerraformClusterIdentity"};
 inline const kube::GroupVersionKind kCluster{"cluster.x-k8s.io", "v1beta2", "Cluster"};
 inline const kube::GroupVersionKind kMachine{"cluster.x-k8s.io", "v1beta2", "Machine"};
+inline const kube::GroupVersionKind kMachinePool{"cluster.x-k8s.io", "v1beta2", "MachinePool"};
 
 } // namespace captf::controllers::kinds

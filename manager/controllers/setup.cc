@@ -5,8 +5,10 @@
 #include "manager/controllers/metrics.h"
 #include "manager/controllers/runner_rbac.h"
 #include "manager/controllers/sweep.h"
+#include "manager/controllers/terraform_cluster_identity_controller.h"
 #include "manager/controllers/terraform_cluster_kind.h"
 #include "manager/controllers/terraform_machine_kind.h"
+#include "manager/controllers/terraform_machine_pool_kind.h"
 #include "manager/controllers/terraform_machine_template_controller.h"
 #include "manager/controllers/workload_reconciler.h"
 #include "manager/kube/selector.h"
@@ -65,6 +67,8 @@ public:
       : settings_(settings), metrics_(manager.metrics(), version, commit),
         cluster_(deps(manager), terraformClusterKind(deps(manager))),
         machine_(deps(manager), terraformMachineKind(deps(manager))),
+        machine_pool_(deps(manager), terraformMachinePoolKind(deps(manager))),
+        identity_(deps(manager)),
         machine_template_(deps(manager),
                           registryLabelReader(ImageInspectOptions{settings.insecure_registries})),
         sweep_(manager.apiClient(), manager.clock(), settings.watch_namespace, settings.sync_period,
@@ -84,17 +88,19 @@ public:
   CaptfMetrics metrics_;
   WorkloadReconciler cluster_;
   WorkloadReconciler machine_;
+  WorkloadReconciler machine_pool_;
+  TerraformClusterIdentityReconciler identity_;
   TerraformMachineTemplateReconciler machine_template_;
   OrphanSweep sweep_;
   std::vector<std::unique_ptr<kube::SharedInformer>> variables_sources_;
 };
 
-// Maps a Cluster API object to the object of `kind` its
-// spec.infrastructureRef names.
-auto infrastructureRefOf(std::string_view kind) {
-  return [kind](const json& object) {
+// Maps a Cluster API object to the object of `kind` its infrastructure
+// reference at `path` names.
+auto infrastructureRefOf(std::string_view kind, std::string_view path) {
+  return [kind, path](const json& object) {
     std::vector<kube::Request> requests;
-    const json* ref = kube::fieldAt(object, "spec.infrastructureRef");
+    const json* ref = kube::fieldAt(object, path);
     if (ref != nullptr && ref->is_object() && ref->value("kind", "") == kind) {
       requests.push_back({kube::meta::ns(object), ref->value("name", "")});
     }
@@ -102,10 +108,10 @@ auto infrastructureRefOf(std::string_view kind) {
   };
 }
 
-// The TerraformMachines of the Cluster named `cluster` in `ns`, by their
+// The objects of `gvk` of the Cluster named `cluster` in `ns`, by their
 // cluster-name label.
-std::vector<kube::Request> machinesOfCluster(kube::Cache& cache, const std::string& ns,
-                                             const std::string& cluster) {
+std::vector<kube::Request> membersOfCluster(kube::Cache& cache, const kube::GroupVersionKind& gvk,
+                                            const std::string& ns, const std::string& cluster) {
   std::vector<kube::Request> requests;
   if (cluster.empty()) {
     return requests;
@@ -113,55 +119,126 @@ std::vector<kube::Request> machinesOfCluster(kube::Cache& cache, const std::stri
   kube::ListOptions options;
   options.ns = ns;
   options.label_selector = str(api::kLabelClusterName) + "=" + cluster;
-  auto machines = cache.list(kinds::kTerraformMachine, options);
-  if (machines.ok()) {
-    for (const json& machine : machines->items) {
-      requests.push_back(kube::meta::key(machine));
+  auto members = cache.list(gvk, options);
+  if (members.ok()) {
+    for (const json& member : members->items) {
+      requests.push_back(kube::meta::key(member));
     }
   }
   return requests;
 }
 
-absl::Status setupMachineController(kube::Manager& manager, WorkloadReconciler& reconciler,
-                                    const ControllerSettings& settings,
-                                    const std::vector<kube::Predicate>& filters) {
+// How a TerraformMachine or TerraformMachinePool controller is watched.
+struct MemberWatch {
+  std::string name;                        // "terraformmachine"
+  const kube::GroupVersionKind* gvk;       // the kind reconciled
+  const kube::GroupVersionKind* owner_gvk; // its Cluster API owner
+  std::string_view infrastructure_ref;     // where the owner names it
+  int concurrency;
+};
+
+absl::Status setupMemberController(kube::Manager& manager, WorkloadReconciler& reconciler,
+                                   const MemberWatch& watch,
+                                   const std::vector<kube::Predicate>& filters) {
   kube::Cache& cache = manager.cache();
-  auto machines = cache.informerFor(kinds::kTerraformMachine);
+  auto members = cache.informerFor(*watch.gvk);
   auto jobs = cache.informerFor(kinds::kJob);
-  auto capi_machines = cache.informerFor(kinds::kMachine);
+  auto owners = cache.informerFor(*watch.owner_gvk);
   auto capi_clusters = cache.informerFor(kinds::kCluster);
   auto clusters = cache.informerFor(kinds::kTerraformCluster);
-  for (const auto* informer : {&machines, &jobs, &capi_machines, &capi_clusters, &clusters}) {
+  auto identities = cache.informerFor(kinds::kTerraformClusterIdentity);
+  for (const auto* informer : {&members, &jobs, &owners, &capi_clusters, &clusters, &identities}) {
     if (!informer->ok()) {
       return informer->status();
     }
   }
   kube::ControllerOptions options;
-  options.max_concurrent_reconciles = settings.terraformmachine_concurrency;
-  kube::Controller& controller =
-      manager.addController("terraformmachine", reconciler, std::move(options));
-  controller.watchFor(**machines, filters);
-  controller.watchOwned(**jobs, kinds::kTerraformMachine, kube::OwnerMatch::kAnyOwner);
-  // A Machine wakes the TerraformMachine its infrastructureRef names
-  // (bootstrap data, deletion).
-  controller.watchMapped(**capi_machines, infrastructureRefOf(api::kKindTerraformMachine));
+  options.max_concurrent_reconciles = watch.concurrency;
+  kube::Controller& controller = manager.addController(watch.name, reconciler, std::move(options));
+  controller.watchFor(**members, filters);
+  controller.watchOwned(**jobs, *watch.gvk, kube::OwnerMatch::kAnyOwner);
+  // The owner wakes the object its infrastructure reference names
+  // (bootstrap data, replicas, deletion).
+  controller.watchMapped(**owners, infrastructureRefOf(watch.gvk->kind, watch.infrastructure_ref));
   // The Cluster (infrastructure provisioned, paused) and its TerraformCluster
-  // (exports, defaults, operations) wake the machines of the cluster.
+  // (exports, defaults, operations) wake the members of the cluster.
   kube::Cache* cache_ptr = &cache;
-  controller.watchMapped(**capi_clusters, [cache_ptr](const json& cluster) {
-    return machinesOfCluster(*cache_ptr, kube::meta::ns(cluster), kube::meta::name(cluster));
+  const kube::GroupVersionKind* gvk = watch.gvk;
+  controller.watchMapped(**capi_clusters, [cache_ptr, gvk](const json& cluster) {
+    return membersOfCluster(*cache_ptr, *gvk, kube::meta::ns(cluster), kube::meta::name(cluster));
   });
-  controller.watchMapped(**clusters, [cache_ptr](const json& tc) {
+  controller.watchMapped(**clusters, [cache_ptr, gvk](const json& tc) {
     std::string cluster;
-    const json* owners = kube::fieldAt(tc, "metadata.ownerReferences");
-    if (owners != nullptr && owners->is_array()) {
-      for (const json& owner : *owners) {
+    const json* refs = kube::fieldAt(tc, "metadata.ownerReferences");
+    if (refs != nullptr && refs->is_array()) {
+      for (const json& owner : *refs) {
         if (owner.value("kind", "") == "Cluster") {
           cluster = owner.value("name", "");
         }
       }
     }
-    return machinesOfCluster(*cache_ptr, kube::meta::ns(tc), cluster);
+    return membersOfCluster(*cache_ptr, *gvk, kube::meta::ns(tc), cluster);
+  });
+  // An identity wakes the members that name it or inherit theirs from
+  // their cluster (refreshed or revoked credentials).
+  controller.watchMapped(**identities, [cache_ptr, gvk](const json& identity) {
+    std::vector<kube::Request> requests;
+    auto list = cache_ptr->list(*gvk, {});
+    if (!list.ok()) {
+      return requests;
+    }
+    const std::string name = kube::meta::name(identity);
+    for (const json& member : list->items) {
+      const json* ref = kube::fieldAt(member, "spec.identityRef.name");
+      if (ref == nullptr || (ref->is_string() && ref->get<std::string>() == name)) {
+        requests.push_back(kube::meta::key(member));
+      }
+    }
+    return requests;
+  });
+  return absl::OkStatus();
+}
+
+// The identity controller: the identity, its mirrors (managed Secrets
+// labeled captf.io/mirrored, by their captf.io/identity annotation), and
+// namespaces (a label change can allow or revoke one).
+absl::Status setupIdentityController(kube::Manager& manager,
+                                     TerraformClusterIdentityReconciler& reconciler) {
+  kube::Cache& cache = manager.cache();
+  auto identities = cache.informerFor(kinds::kTerraformClusterIdentity);
+  auto secrets = cache.informerFor(kinds::kSecret);
+  auto namespaces = cache.informerFor(kinds::kNamespace);
+  for (const auto* informer : {&identities, &secrets, &namespaces}) {
+    if (!informer->ok()) {
+      return informer->status();
+    }
+  }
+  kube::ControllerOptions options;
+  options.max_concurrent_reconciles = 1;
+  kube::Controller& controller =
+      manager.addController("terraformclusteridentity", reconciler, std::move(options));
+  controller.watchFor(**identities, {});
+  controller.watchMapped(**secrets, [](const json& secret) {
+    std::vector<kube::Request> requests;
+    if (kube::meta::labels(secret).contains(str(api::kLabelMirrored))) {
+      const std::string identity =
+          kube::meta::annotations(secret).value(str(api::kAnnotationIdentity), "");
+      if (!identity.empty()) {
+        requests.push_back({"", identity});
+      }
+    }
+    return requests;
+  });
+  kube::Cache* cache_ptr = &cache;
+  controller.watchMapped(**namespaces, [cache_ptr](const json&) {
+    std::vector<kube::Request> requests;
+    auto list = cache_ptr->list(kinds::kTerraformClusterIdentity, {});
+    if (list.ok()) {
+      for (const json& identity : list->items) {
+        requests.push_back({"", kube::meta::name(identity)});
+      }
+    }
+    return requests;
   });
   return absl::OkStatus();
 }
@@ -222,7 +299,8 @@ absl::Status setupControllers(kube::Manager& manager, const ControllerSettings& 
   controller.watchFor(**clusters, filters);
   controller.watchOwned(**jobs, kinds::kTerraformCluster, kube::OwnerMatch::kAnyOwner);
   // A Cluster wakes the TerraformCluster its infrastructureRef names.
-  controller.watchMapped(**capi_clusters, infrastructureRefOf(api::kKindTerraformCluster));
+  controller.watchMapped(**capi_clusters,
+                         infrastructureRefOf(api::kKindTerraformCluster, "spec.infrastructureRef"));
   // An identity wakes every TerraformCluster naming it.
   kube::Cache* cache_ptr = &cache;
   controller.watchMapped(**identities, [cache_ptr](const json& identity) {
@@ -275,7 +353,19 @@ absl::Status setupControllers(kube::Manager& manager, const ControllerSettings& 
                 }),
                 kube::NeedLeaderElection::kYes);
   }
-  if (absl::Status s = setupMachineController(manager, controllers->machine_, settings, filters);
+  if (absl::Status s = setupIdentityController(manager, controllers->identity_); !s.ok()) {
+    return s;
+  }
+  const MemberWatch machines{"terraformmachine", &kinds::kTerraformMachine, &kinds::kMachine,
+                             "spec.infrastructureRef", settings.terraformmachine_concurrency};
+  if (absl::Status s = setupMemberController(manager, controllers->machine_, machines, filters);
+      !s.ok()) {
+    return s;
+  }
+  const MemberWatch pools{"terraformmachinepool", &kinds::kTerraformMachinePool,
+                          &kinds::kMachinePool, "spec.template.spec.infrastructureRef",
+                          settings.terraformmachinepool_concurrency};
+  if (absl::Status s = setupMemberController(manager, controllers->machine_pool_, pools, filters);
       !s.ok()) {
     return s;
   }

@@ -298,9 +298,14 @@ absl::StatusOr<kube::Result> WorkloadReconciler::reconcilePass(const kube::Recon
 absl::Status WorkloadReconciler::reconcileCredentials(WorkloadPass& pass) {
   const std::string identity = kind_->identityName(pass);
   pass.identity = identity_.resolve(pass.object, identity);
-  if (pass.set(cond::kIdentityAllowed, pass.identity.allowed) &&
-      pass.identity.allowed.reason == cond::kReasonNamespaceNotAllowed) {
-    pass.event(kube::EventType::kWarning, "IdentityNotAllowed", pass.identity.allowed.message);
+  if (pass.set(cond::kIdentityAllowed, pass.identity.allowed)) {
+    // A denial counts once, when it begins, not on every pass that sees it.
+    if (!pass.identity.denied.empty()) {
+      pass.count(deps_.metrics.identity_denied_total.withLabels({pass.identity.denied}));
+    }
+    if (pass.identity.allowed.reason == cond::kReasonNamespaceNotAllowed) {
+      pass.event(kube::EventType::kWarning, "IdentityNotAllowed", pass.identity.allowed.message);
+    }
   }
   pass.set(cond::kCredentialsMirrored, pass.identity.mirrored);
   if (!pass.identity.transient.ok()) {

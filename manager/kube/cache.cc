@@ -54,8 +54,18 @@ void InformerCache::start() {
 
 void InformerCache::stop() {
   stop_.request_stop();
-  std::lock_guard lock(mu_);
-  for (auto& [gvk, informer] : informers_) {
+  // Not under mu_: stopping joins the informers' threads, and an event
+  // handler running on one of them may read the cache (a mapping that lists
+  // the objects to wake), which takes mu_. Holding it here deadlocked the
+  // manager's shutdown whenever an event was being delivered at the time.
+  std::vector<SharedInformer*> informers;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [gvk, informer] : informers_) {
+      informers.push_back(informer.get());
+    }
+  }
+  for (SharedInformer* informer : informers) {
     informer->stop();
   }
 }

@@ -189,8 +189,13 @@ machinePoolInputs(const api::TerraformMachinePool& object, std::string_view clus
   inputs.cluster_outputs = cluster_exports.is_null() ? json::object() : cluster_exports;
   inputs.machinepool_name = internal::nameOf(machine_pool);
   inputs.autoscaling = readAutoscaling(machine_pool).autoscaling;
+  // status.replicas is an observation only once an apply's outputs were
+  // read (the pool is provisioned): before that it is the 0 written for
+  // Cluster API, and the MachinePool's request stands.
+  const bool observed_known = object.status && object.status->initialization &&
+                              object.status->initialization->provisioned.value_or(false);
   const std::optional<std::int32_t> observed =
-      object.status ? object.status->replicas : std::nullopt;
+      observed_known ? object.status->replicas : std::nullopt;
   inputs.replicas = poolReplicasInput(machine_pool, observed, inputs.autoscaling);
   inputs.bootstrap = std::move(bootstrap);
   inputs.failure_domains = stringList(machine_pool, "spec.failureDomains");

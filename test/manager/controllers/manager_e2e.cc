@@ -352,6 +352,34 @@ std::optional<double> metricValue(const std::string& exposition, const std::stri
   return sum;
 }
 
+std::vector<json> items(const std::string& ns, const std::string& resource,
+                        const std::string& selector) {
+  std::vector<std::string> args = {"-n", ns, "get", resource};
+  if (!selector.empty()) {
+    args.push_back("-l");
+    args.push_back(selector);
+  }
+  const json list = getJson(args);
+  std::vector<json> out;
+  if (list.is_object()) {
+    for (const json& item : list.value("items", json::array())) {
+      out.push_back(item);
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> runJobs(const std::string& ns, const std::string& owner,
+                                 const std::string& op) {
+  std::vector<std::string> names;
+  for (const json& job : items(ns, "jobs",
+                               "captf.infrastructure.cluster.x-k8s.io/owner-name=" + owner +
+                                   ",captf.infrastructure.cluster.x-k8s.io/op=" + op)) {
+    names.push_back(job["metadata"].value("name", ""));
+  }
+  return names;
+}
+
 std::vector<json> eventsFor(const std::string& ns, const std::string& name,
                             const std::string& reason) {
   std::vector<json> out;

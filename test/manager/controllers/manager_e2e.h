@@ -128,6 +128,15 @@ void rotateCredentials(const std::string& identity, const std::map<std::string, 
 std::optional<double> metricValue(const std::string& exposition, const std::string& name,
                                   const std::map<std::string, std::string>& labels);
 
+// The items of `kubectl -n ns get resource [-l selector]` ([] when none or
+// the command fails).
+std::vector<json> items(const std::string& ns, const std::string& resource,
+                        const std::string& selector = "");
+// Names of the run Jobs in `ns` of the object named `owner` with operation
+// `op` (apply, destroy, refresh, ...).
+std::vector<std::string> runJobs(const std::string& ns, const std::string& owner,
+                                 const std::string& op);
+
 // events.k8s.io/v1 Events in `ns` regarding the object named `name`, with
 // `reason` ("" for any).
 std::vector<json> eventsFor(const std::string& ns, const std::string& name,

@@ -134,14 +134,7 @@ protected:
   }
   // Names of Jobs of the TerraformCluster `name` with `op`.
   static std::vector<std::string> jobs(const std::string& name, const std::string& op) {
-    const json list = getJson({"-n", kNamespace, "get", "jobs", "-l",
-                               "captf.infrastructure.cluster.x-k8s.io/owner-name=" + name +
-                                   ",captf.infrastructure.cluster.x-k8s.io/op=" + op});
-    std::vector<std::string> names;
-    for (const json& job : list.value("items", json::array())) {
-      names.push_back(job["metadata"]["name"].get<std::string>());
-    }
-    return names;
+    return e2e::runJobs(kNamespace, name, op);
   }
 
   static inline std::string module_image_;

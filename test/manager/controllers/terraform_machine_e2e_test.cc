@@ -51,7 +51,6 @@ constexpr char kBootstrapSecret[] = "c1-bootstrap";
 // The bootstrap payload: sensitive, never in a log, an Event or a status.
 constexpr char kBootstrapValue[] = "#cloud-config\nruncmd: [echo e2e-bootstrap-7c6b5a49]\n";
 constexpr char kBootstrapMarker[] = "e2e-bootstrap-7c6b5a49";
-constexpr char kOwnerNameLabel[] = "captf.infrastructure.cluster.x-k8s.io/owner-name";
 constexpr char kOpLabel[] = "captf.infrastructure.cluster.x-k8s.io/op";
 
 class TerraformMachineE2eTest : public ::testing::Test {
@@ -128,13 +127,7 @@ protected:
   }
 
   static json list(const std::string& resource, const std::string& selector = "") {
-    std::vector<std::string> args = {"-n", kNamespace, "get", resource};
-    if (!selector.empty()) {
-      args.push_back("-l");
-      args.push_back(selector);
-    }
-    const json out = getJson(args);
-    return out.is_object() ? out.value("items", json::array()) : json::array();
+    return e2e::items(kNamespace, resource, selector);
   }
   static json machines(const std::string& deployment) {
     return list("machines.v1beta2.cluster.x-k8s.io",
@@ -165,12 +158,7 @@ protected:
     return names;
   }
   static std::vector<std::string> jobsOf(const std::string& machine, const std::string& op) {
-    std::vector<std::string> names;
-    for (const json& job :
-         list("jobs", std::string(kOwnerNameLabel) + "=" + machine + "," + kOpLabel + "=" + op)) {
-      names.push_back(job["metadata"]["name"]);
-    }
-    return names;
+    return e2e::runJobs(kNamespace, machine, op);
   }
   static std::string stateSuffix(const std::string& machine) {
     return runner::e2e::stateSuffix(kNamespace, contract::Role::kMachine, machine);

@@ -5,7 +5,8 @@
 //     and its counts land only with the patch that carries its result;
 //   - no Job is created from a stale copy of the object;
 //   - a stuck Job (never started, inputs Secret gone) is deleted;
-//   - final cleanup deletes Leases and state, and the finalizer goes last.
+//   - final cleanup deletes Leases and state, and the finalizer goes last;
+//   - an identity denial counts once when it begins, not every pass.
 #include <memory>
 #include <string>
 #include <vector>
@@ -282,6 +283,31 @@ TEST_F(WorkloadReconcilerTest, CleanupDeletesLeasesAndStateAndTheFinalizerGoesLa
   EXPECT_THAT(api_.log.back(), ::testing::HasSubstr("finalizers"));
   EXPECT_TRUE(live()["metadata"].value("finalizers", json::array()).empty());
   EXPECT_THAT(events_.reasons, Contains("FinalizerRemoved"));
+}
+
+TEST_F(WorkloadReconcilerTest, AnIdentityDenialCountsOnceWhenItBegins) {
+  json identity = *store_.get(kinds::kTerraformClusterIdentity, {"", "aws"});
+  identity["spec"]["allowedNamespaces"] = {{"list", {"elsewhere"}}};
+  store_.put(identity);
+  const auto denied = [&] {
+    return metrics_.identity_denied_total.withLabels({"namespace"}).value();
+  };
+  for (int pass = 0; pass < 3; ++pass) {
+    ASSERT_TRUE(reconcile().ok());
+  }
+  EXPECT_EQ(denied(), 1.0) << "three passes, one denial";
+  EXPECT_TRUE(jobs().empty());
+  EXPECT_EQ(live()["status"]["conditions"].dump().find("NamespaceNotAllowed") != std::string::npos,
+            true);
+  // Allowed again, then denied again: a second denial.
+  identity["spec"]["allowedNamespaces"] = {{"list", {kNs}}};
+  store_.put(identity);
+  ASSERT_TRUE(reconcile().ok());
+  identity["spec"]["allowedNamespaces"] = {{"list", {"elsewhere"}}};
+  store_.put(identity);
+  ASSERT_TRUE(reconcile().ok());
+  ASSERT_TRUE(reconcile().ok());
+  EXPECT_EQ(denied(), 2.0);
 }
 
 } // namespace

@@ -1,3 +1,7 @@
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
 #include <gtest/gtest.h>
 
 #include "manager/kube/cache.h"
@@ -320,6 +324,46 @@ protected:
   std::vector<ListOptions> scopes_;
   InformerCache cache_;
 };
+
+// Stopping the cache while a handler is delivering an event that reads the
+// cache (a mapping listing the objects to wake) returns: stop() must not
+// hold the cache's lock while it joins the informers' threads.
+TEST_F(CacheTest, StopsWhileAHandlerReadsTheCache) {
+  auto informer = cache_.informerFor(kConfigMap);
+  ASSERT_TRUE(informer.ok());
+  std::mutex mu;
+  std::condition_variable cv;
+  bool delivering = false;
+  bool stopping = false;
+  bool listed = false;
+  EventHandlers handlers;
+  handlers.on_add = [&](const Json&) {
+    std::unique_lock lock(mu);
+    if (listed) {
+      return;
+    }
+    delivering = true;
+    cv.notify_all();
+    cv.wait(lock, [&] { return stopping; });
+    lock.unlock();
+    // Give stop() the time to take whatever it takes.
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    (void)cache_.list(kConfigMap, {});
+    lock.lock();
+    listed = true;
+  };
+  (*informer)->addEventHandler(std::move(handlers));
+  cache_.start();
+  {
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return delivering; });
+    stopping = true;
+    cv.notify_all();
+  }
+  cache_.stop(); // hung here when stop() held the lock
+  std::lock_guard lock(mu);
+  EXPECT_TRUE(listed);
+}
 
 TEST_F(CacheTest, ReadsNeedAStartedCache) {
   EXPECT_EQ(cache_.get(kConfigMap, {"ns1", "a"}).status().code(),

@@ -161,6 +161,12 @@ TEST(MachinePoolInputsTest, ReplicasAndRendering) {
   object.metadata.name = "demo-mp-0";
   object.metadata.namespace_ = "team-a";
   object.status.emplace();
+  // Before the first apply status.replicas is the 0 written for Cluster
+  // API, not an observation: the MachinePool's request (5) is clamped.
+  object.status->replicas = 0;
+  EXPECT_EQ(
+      machinePoolInputs(object, "demo", machinePool("1", "3"), {}, json::object(), {}).replicas, 3);
+  object.status->initialization = api::Initialization{true};
   object.status->replicas = 2;
   const json rendered = contract::toInputsJson(machinePoolInputs(
       object, "demo", machinePool("1", "3"), {"boot", contract::BootstrapFormat::kCloudConfig},

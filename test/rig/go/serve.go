@@ -284,6 +284,7 @@ func (r *rig) start(tier string) error {
 		}
 		env["CAPTF_RIG_CLUSTERCTL"] = clusterctl
 		env["CAPTF_RIG_CAPI_SRC"] = os.Getenv("RIG_CAPI_SRC")
+		env["CAPTF_RIG_CERT_MANAGER_SRC"] = os.Getenv("RIG_CERT_MANAGER_SRC")
 		env["CAPTF_RIG_TIER"] = "capi"
 	}
 	return writeEnv(r.l.p("env"), env)

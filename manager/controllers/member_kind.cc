@@ -1,0 +1,284 @@
+#include "manager/controllers/member_kind.h"
+
+#include <string>
+
+#include "manager/api/conditions.h"
+#include "manager/api/keys.h"
+#include "manager/controllers/kinds.h"
+#include "manager/kube/errors.h"
+#include "manager/workspace/outputs.h"
+
+namespace captf::controllers {
+
+using nlohmann::json;
+namespace cond = api::conditions;
+using api::ConditionStatus;
+
+namespace {
+
+// While a dependency gate holds, how often it is looked at again (the
+// owner, the Cluster and the TerraformCluster also wake the object; the
+// bootstrap Secret, not cached, does not).
+constexpr std::chrono::seconds kGateRecheck{10};
+
+std::string str(std::string_view s) {
+  return std::string(s);
+}
+
+// The API group of a reference that has apiGroup (v1beta2) or apiVersion.
+std::string refGroup(const json& ref) {
+  std::string group = ref.value("apiGroup", "");
+  if (group.empty()) {
+    group = kube::GroupVersionKind::fromApiVersion(ref.value("apiVersion", ""), "").group;
+  }
+  return group;
+}
+
+// Cluster.spec.infrastructureRef, when it names a TerraformCluster: its name.
+std::optional<std::string> terraformClusterOf(const json& cluster) {
+  const json* ref = kube::fieldAt(cluster, "spec.infrastructureRef");
+  if (ref == nullptr || !ref->is_object() || ref->value("kind", "") != api::kKindTerraformCluster ||
+      refGroup(*ref) != api::kGroup) {
+    return std::nullopt;
+  }
+  return ref->value("name", "");
+}
+
+} // namespace
+
+MemberState& MemberKind::member(WorkloadPass& pass) {
+  return dynamic_cast<MemberState&>(*pass.typed);
+}
+const MemberState& MemberKind::member(const WorkloadPass& pass) {
+  return dynamic_cast<const MemberState&>(*pass.typed);
+}
+
+std::optional<api::TerraformClusterDefaults> MemberKind::clusterDefaults(const WorkloadPass& pass) {
+  const MemberState& m = member(pass);
+  if (!m.terraform_cluster) {
+    return std::nullopt;
+  }
+  return m.terraform_cluster->spec.defaults;
+}
+
+void MemberKind::gate(WorkloadPass& pass, ConditionStatus status, std::string_view reason,
+                      const std::string& message) {
+  if (pass.set(cond::kDependenciesReady, status, reason, message)) {
+    pass.event(kube::EventType::kNormal, reason, message);
+  }
+  pass.result.requeue_after = kGateRecheck;
+}
+
+// The owner and its three back-references; the Cluster by the object's own
+// cluster-name label; the TerraformCluster it names.
+absl::Status MemberKind::reconcileOwner(WorkloadPass& pass) {
+  MemberState& m = member(pass);
+  const std::string owner_kind = traits_.owner_gvk->kind;
+  const api::OwnerReference* owner = nullptr;
+  for (const api::OwnerReference& ref : pass.meta->owner_references) {
+    if (ref.kind == owner_kind &&
+        kube::GroupVersionKind::fromApiVersion(ref.api_version, ref.kind).group ==
+            api::kClusterApiGroup) {
+      owner = &ref;
+      break;
+    }
+  }
+  const auto label = pass.meta->labels.find(str(api::kLabelClusterName));
+  const std::string cluster_label =
+      label == pass.meta->labels.end() ? std::string() : label->second;
+  pass.cluster_name = cluster_label;
+  if (owner == nullptr || cluster_label.empty()) {
+    // With the label but no owner (gone, or never there) a deletion still
+    // destroys from the durable inputs; without the label nothing runs.
+    pass.set(cond::kDependenciesReady, ConditionStatus::kUnknown, traits_.waiting_for_owner,
+             owner == nullptr
+                 ? "waiting for a " + owner_kind + " to own this " + str(traits_.own_kind)
+                 : "waiting for the cluster.x-k8s.io/cluster-name label");
+    return absl::OkStatus();
+  }
+  auto owner_object = deps_.cached.get(*traits_.owner_gvk, {pass.id.ns, owner->name});
+  if (!owner_object.ok()) {
+    if (!kube::isNotFound(owner_object.status())) {
+      return owner_object.status();
+    }
+    pass.set(cond::kDependenciesReady, ConditionStatus::kFalse, cond::kReasonOwnerNotFound,
+             owner_kind + " " + owner->name + " does not exist");
+  } else {
+    pass.owner = *std::move(owner_object);
+  }
+  auto cluster = deps_.cached.get(kinds::kCluster, {pass.id.ns, cluster_label});
+  if (!cluster.ok() && !kube::isNotFound(cluster.status())) {
+    return cluster.status();
+  }
+  if (cluster.ok()) {
+    pass.cluster = *std::move(cluster);
+    if (auto name = terraformClusterOf(pass.cluster)) {
+      auto tc = deps_.cached.get(kinds::kTerraformCluster, {pass.id.ns, *name});
+      if (!tc.ok() && !kube::isNotFound(tc.status())) {
+        return tc.status();
+      }
+      if (tc.ok()) {
+        auto decoded = api::fromJson<api::TerraformCluster>(*tc);
+        if (decoded.ok()) {
+          m.terraform_cluster = *std::move(decoded);
+        }
+      }
+    }
+  }
+  if (!pass.owner.is_object()) {
+    return absl::OkStatus();
+  }
+  std::string mismatch;
+  const json* ref = kube::fieldAt(pass.owner, traits_.infrastructure_ref);
+  if (ref == nullptr || !ref->is_object() || refGroup(*ref) != api::kGroup ||
+      ref->value("kind", "") != traits_.own_kind || ref->value("name", "") != pass.id.name) {
+    mismatch = owner_kind + " " + owner->name + " " + str(traits_.infrastructure_ref) +
+               " does not name this object";
+  } else if (!owner->uid.empty() && owner->uid != kube::meta::uid(pass.owner)) {
+    mismatch = "the ownerReference's uid is not " + owner_kind + " " + owner->name + "'s";
+  } else if (const json* name = kube::fieldAt(pass.owner, "spec.clusterName");
+             name == nullptr || !name->is_string() || name->get<std::string>() != cluster_label) {
+    mismatch = "the cluster.x-k8s.io/cluster-name label " + cluster_label + " is not " +
+               owner_kind + " " + owner->name + "'s spec.clusterName";
+  }
+  if (!mismatch.empty()) {
+    pass.set(cond::kDependenciesReady, ConditionStatus::kFalse, cond::kReasonOwnerMismatch,
+             mismatch);
+    return absl::OkStatus();
+  }
+  if (!pass.cluster.is_object()) {
+    pass.set(cond::kDependenciesReady, ConditionStatus::kFalse, cond::kReasonOwnerNotFound,
+             "Cluster " + cluster_label + " does not exist");
+    // Deletion destroys from the durable inputs; nothing else runs.
+    pass.owner_ok = pass.deleting;
+    return absl::OkStatus();
+  }
+  pass.owner_ok = true;
+  if (immutableInputs() && pass.latched()) {
+    // Provisioned immutable inputs are never rebuilt: no gate applies.
+    pass.set(cond::kDependenciesReady, ConditionStatus::kTrue, cond::kReasonDependenciesReady, "");
+  }
+  return absl::OkStatus();
+}
+
+std::optional<api::JobPolicy> MemberKind::inheritedJobs(const WorkloadPass& pass) const {
+  const auto defaults = clusterDefaults(pass);
+  if (!defaults) {
+    return std::nullopt;
+  }
+  return defaults->jobs;
+}
+
+std::string MemberKind::identityName(const WorkloadPass& pass) const {
+  const MemberState& m = member(pass);
+  std::optional<api::TerraformClusterSpec> cluster;
+  if (m.terraform_cluster) {
+    cluster = m.terraform_cluster->spec;
+  }
+  std::string name = lifecycle::effectiveIdentityName(identityRef(pass), cluster);
+  if (name.empty() && pass.durable) {
+    name = pass.durable->annotations.identity; // the cluster is gone: what the apply used
+  }
+  return name;
+}
+
+// The dependency gates in their order: a Terraform cluster, its
+// infrastructure, its exports, the owner's bootstrap data.
+absl::StatusOr<bool> MemberKind::inputsReady(WorkloadPass& pass) {
+  MemberState& m = member(pass);
+  if (!terraformClusterOf(pass.cluster)) {
+    gate(pass, ConditionStatus::kFalse, cond::kReasonClusterNotTerraform,
+         "Cluster " + pass.cluster_name + " spec.infrastructureRef is not a TerraformCluster");
+    return false;
+  }
+  const json* provisioned =
+      kube::fieldAt(pass.cluster, "status.initialization.infrastructureProvisioned");
+  if (!m.terraform_cluster || provisioned == nullptr || !provisioned->is_boolean() ||
+      !provisioned->get<bool>()) {
+    gate(pass, ConditionStatus::kUnknown, cond::kReasonWaitingForClusterInfrastructure,
+         "waiting for the infrastructure of Cluster " + pass.cluster_name);
+    return false;
+  }
+  auto outputs = readClusterOutputs(*m.terraform_cluster, m);
+  if (!outputs.ok()) {
+    return outputs.status();
+  }
+  if (!*outputs) {
+    gate(pass, ConditionStatus::kUnknown, cond::kReasonWaitingForClusterExports,
+         "the exports of TerraformCluster " + m.terraform_cluster->metadata.name +
+             " cannot be read yet");
+    return false;
+  }
+  const std::string owner = traits_.owner_gvk->kind + " " + kube::meta::name(pass.owner);
+  const auto secret_name = traits_.bootstrap_secret(pass.owner);
+  if (!secret_name) {
+    gate(pass, ConditionStatus::kUnknown, cond::kReasonWaitingForBootstrapData,
+         "waiting for the bootstrap dataSecretName of " + owner);
+    return false;
+  }
+  // Bootstrap Secrets are not cached (only managed Secrets are): read from
+  // the API server, never logged.
+  auto secret = deps_.api.get(kinds::kSecret, {pass.id.ns, *secret_name});
+  if (!secret.ok() && !kube::isNotFound(secret.status())) {
+    return secret.status();
+  }
+  auto bootstrap = workspace::bootstrapData(secret.ok() ? *secret : json());
+  if (!bootstrap.ok()) {
+    gate(pass, ConditionStatus::kUnknown, cond::kReasonWaitingForBootstrapData,
+         "bootstrap Secret " + *secret_name + ": " + std::string(bootstrap.status().message()));
+    return false;
+  }
+  m.bootstrap = *std::move(bootstrap);
+  return true;
+}
+
+// A member waits while the cluster write Lease is held by another Job.
+absl::StatusOr<lifecycle::GateInput> MemberKind::gateInput(WorkloadPass& pass,
+                                                           const lifecycle::LeaseRequest& lease) {
+  auto judged =
+      judgeLease(deps_.api, deps_.cached, pass.id.ns,
+                 lifecycle::clusterLeaseName(pass.id.ns, pass.cluster_name), lease.job, lease.now);
+  if (!judged.ok()) {
+    return judged.status();
+  }
+  lifecycle::GateInput gate_input;
+  gate_input.role = role();
+  gate_input.cluster_lease_held_by_other = judged->verdict == lifecycle::LeaseVerdict::kWait;
+  return gate_input;
+}
+
+// The cluster's `exports` output and failure domain names; {} and
+// status.failureDomains for an externally managed cluster.
+absl::StatusOr<bool> MemberKind::readClusterOutputs(const api::TerraformCluster& tc,
+                                                    MemberState& m) const {
+  if (tc.metadata.annotations.contains(str(api::kAnnotationManagedBy))) {
+    m.exports = json::object();
+    m.cluster_failure_domains.clear();
+    if (tc.status) {
+      for (const api::FailureDomain& fd : tc.status->failure_domains) {
+        m.cluster_failure_domains.push_back(fd.name);
+      }
+    }
+    return true;
+  }
+  const std::string suffix = lifecycle::stateSuffix(lifecycle::ObjectIdentity{
+      contract::Role::kCluster, tc.metadata.namespace_, tc.metadata.name});
+  auto secrets =
+      listSecrets(deps_.cached, tc.metadata.namespace_, workspace::stateSelector(suffix));
+  if (!secrets.ok()) {
+    return secrets.status();
+  }
+  const workspace::ReadState state = workspace::readState(suffix, *secrets);
+  if (state.status != workspace::StateStatus::kRead) {
+    return false;
+  }
+  const workspace::ClusterOutputs outputs = workspace::decodeClusterOutputs(state.summary.outputs);
+  if (!workspace::outputsUsable(outputs.verdict)) {
+    return false;
+  }
+  m.exports = outputs.exports;
+  m.cluster_failure_domains = workspace::clusterFailureDomainNames(state.summary.outputs);
+  return true;
+}
+
+} // namespace captf::controllers

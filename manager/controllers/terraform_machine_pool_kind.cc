@@ -1,0 +1,243 @@
+#include "manager/controllers/terraform_machine_pool_kind.h"
+
+#include <string>
+
+#include "manager/api/conditions.h"
+#include "manager/api/keys.h"
+#include "manager/api/terraform_machine_pool.h"
+#include "manager/controllers/kinds.h"
+#include "manager/controllers/member_kind.h"
+#include "manager/kube/errors.h"
+#include "manager/workspace/inputs.h"
+#include "manager/workspace/outputs.h"
+
+namespace captf::controllers {
+
+using nlohmann::json;
+namespace cond = api::conditions;
+using api::ConditionStatus;
+
+namespace {
+
+std::string str(std::string_view s) {
+  return std::string(s);
+}
+
+constexpr std::string_view kReplicasManager = "captf";
+
+using PoolObject = MemberObject<api::TerraformMachinePool>;
+
+PoolObject& typed(WorkloadPass& pass) {
+  return static_cast<PoolObject&>(*pass.typed);
+}
+const PoolObject& typed(const WorkloadPass& pass) {
+  return static_cast<const PoolObject&>(*pass.typed);
+}
+
+class TerraformMachinePoolKind final : public MemberKind {
+public:
+  explicit TerraformMachinePoolKind(ReconcilerDeps deps)
+      : MemberKind(deps, OwnerTraits{&kinds::kMachinePool, api::kKindTerraformMachinePool,
+                                     "spec.template.spec.infrastructureRef",
+                                     cond::kReasonWaitingForOwnerMachinePool,
+                                     &workspace::machinePoolBootstrapSecretName}) {}
+
+  const kube::GroupVersionKind& gvk() const override { return kinds::kTerraformMachinePool; }
+  contract::Role role() const override { return contract::Role::kMachinePool; }
+  std::string_view finalizer() const override { return api::kFinalizerTerraformMachinePool; }
+  std::string_view resource() const override { return "terraformmachinepool"; }
+
+  absl::StatusOr<std::unique_ptr<TypedObject>> decode(const json& object) const override {
+    return decodeAs<PoolObject>(object);
+  }
+
+  lifecycle::EffectiveSchedule schedule(const WorkloadPass& pass,
+                                        std::chrono::seconds default_interval) const override {
+    return lifecycle::resolveSchedule(typed(pass).object.spec, clusterDefaults(pass),
+                                      default_interval);
+  }
+
+  absl::StatusOr<json> roleInputs(WorkloadPass& pass) override {
+    PoolObject& t = typed(pass);
+    pass.set(cond::kDependenciesReady, ConditionStatus::kTrue, cond::kReasonDependenciesReady, "");
+    reportAutoscaling(pass);
+    return contract::toInputsJson(workspace::machinePoolInputs(t.object, pass.cluster_name,
+                                                               pass.owner, t.bootstrap, t.exports,
+                                                               t.cluster_failure_domains));
+  }
+
+  // Outputs, the provisioned latch, spec.providerID(List), status.replicas
+  // and instances, health, and the replica write-back.
+  absl::Status reconcileOutputs(WorkloadPass& pass) override {
+    PoolObject& t = typed(pass);
+    const bool latched = pass.latched();
+    const workspace::MachinePoolOutputs outputs =
+        workspace::decodeMachinePoolOutputs(pass.state.summary.outputs);
+    const bool usable = reportOutputs(pass, deps_.metrics, outputs.verdict, outputs.message);
+    if (!latched && workspace::machinePoolProvisioned(!pass.state.inputs_hash.empty(), outputs)) {
+      pass.provisioned = true;
+      pass.status->initialization = api::Initialization{true};
+      pass.event(kube::EventType::kNormal, "Provisioned",
+                 "machine pool provisioned as " + outputs.provider_id.value_or("") + " with " +
+                     std::to_string(outputs.replicas) + " replicas");
+    }
+    if (usable) {
+      if (absl::Status s = reconcileMembers(pass, outputs); !s.ok()) {
+        return s;
+      }
+      t.status_.replicas = outputs.replicas;
+      t.status_.instances = outputs.instances;
+    }
+    if (pass.provisioned) {
+      reportHealth(pass, workspace::healthCondition(outputs.health));
+    } else if (!latched) {
+      pass.set(cond::kInfrastructureHealthy, ConditionStatus::kFalse, cond::kReasonProvisioning,
+               "waiting for the outputs of a successful apply");
+    }
+    return reconcileReplicas(pass);
+  }
+
+  // Membership converges while spec.providerIDList and status.replicas
+  // differ (docs/decisions/manager-machine-pool.md).
+  void decisionInput(const WorkloadPass& pass, lifecycle::DecisionInput& in) const override {
+    const PoolObject& t = typed(pass);
+    in.provider_id_count = static_cast<std::int32_t>(t.object.spec.provider_id_list.size());
+    in.observed_replicas = t.status_.replicas;
+  }
+
+  // status.ready mirrors the latch; status.replicas is always written
+  // (Cluster API reads it).
+  void summarize(WorkloadPass& pass) const override {
+    PoolObject& t = typed(pass);
+    t.status_.ready = pass.latched();
+    if (!t.status_.replicas) {
+      t.status_.replicas = 0;
+    }
+  }
+
+protected:
+  const std::optional<api::IdentityReference>&
+  identityRef(const WorkloadPass& pass) const override {
+    return typed(pass).object.spec.identity_ref;
+  }
+
+private:
+  // AutoscalingActive from the MachinePool's annotations.
+  static workspace::AutoscalingReading reportAutoscaling(WorkloadPass& pass) {
+    workspace::AutoscalingReading reading = workspace::readAutoscaling(pass.owner);
+    switch (reading.state) {
+    case workspace::AutoscalingState::kEnabled:
+      pass.set(cond::kAutoscalingActive, ConditionStatus::kTrue,
+               cond::kReasonReplicasManagedByModule,
+               "the module owns the replica count, bounded to [" +
+                   std::to_string(reading.autoscaling.min) + ", " +
+                   std::to_string(reading.autoscaling.max) + "]");
+      break;
+    case workspace::AutoscalingState::kDisabled:
+      pass.set(cond::kAutoscalingActive, ConditionStatus::kFalse, cond::kReasonAutoscalingDisabled,
+               "");
+      break;
+    case workspace::AutoscalingState::kInvalid:
+      if (pass.set(cond::kAutoscalingActive, ConditionStatus::kFalse,
+                   cond::kReasonAutoscalingAnnotationsInvalid, reading.message)) {
+        pass.event(kube::EventType::kWarning, cond::kReasonAutoscalingAnnotationsInvalid,
+                   reading.message);
+      }
+      break;
+    }
+    return reading;
+  }
+
+  // spec.providerID (the group) and spec.providerIDList (its members)
+  // follow the outputs, in one patch.
+  absl::Status reconcileMembers(WorkloadPass& pass,
+                                const workspace::MachinePoolOutputs& outputs) const {
+    PoolObject& t = typed(pass);
+    json spec = json::object();
+    if (outputs.provider_id && outputs.provider_id != t.object.spec.provider_id) {
+      spec["providerID"] = *outputs.provider_id;
+    }
+    if (outputs.provider_id_list != t.object.spec.provider_id_list) {
+      spec["providerIDList"] = outputs.provider_id_list;
+    }
+    if (spec.empty()) {
+      return absl::OkStatus();
+    }
+    const std::size_t before = t.object.spec.provider_id_list.size();
+    if (absl::Status s = pass.patcher.patch({{"spec", spec}}); !s.ok()) {
+      return s;
+    }
+    if (outputs.provider_id) {
+      t.object.spec.provider_id = outputs.provider_id;
+    }
+    t.object.spec.provider_id_list = outputs.provider_id_list;
+    if (before != outputs.provider_id_list.size()) {
+      pass.event(kube::EventType::kNormal, "MembersChanged",
+                 "spec.providerIDList has " + std::to_string(outputs.provider_id_list.size()) +
+                     " members (was " + std::to_string(before) + ")");
+    }
+    return absl::OkStatus();
+  }
+
+  // With autoscaling: claim cluster.x-k8s.io/replicas-managed-by on the
+  // MachinePool (when absent or "false") and, while the claim is ours,
+  // write the module's observed count to MachinePool.spec.replicas; without
+  // it: withdraw a claim of ours. At most one MachinePool patch a pass.
+  absl::Status reconcileReplicas(WorkloadPass& pass) const {
+    if (!pass.owner.is_object()) {
+      return absl::OkStatus();
+    }
+    const PoolObject& t = typed(pass);
+    const workspace::AutoscalingReading reading = reportAutoscaling(pass);
+    const json annotations = kube::meta::annotations(pass.owner);
+    const std::string key = str(api::kAnnotationReplicasManagedBy);
+    const std::optional<std::string> claim =
+        annotations.contains(key) && annotations[key].is_string()
+            ? std::optional<std::string>(annotations[key].get<std::string>())
+            : std::nullopt;
+    json patch = json::object();
+    std::string note;
+    if (reading.state == workspace::AutoscalingState::kEnabled) {
+      const bool ours = claim == kReplicasManager;
+      if (!claim || *claim == "false") {
+        patch["metadata"]["annotations"][key] = kReplicasManager;
+      } else if (!ours) {
+        // Another manager owns the count: never overwritten, never fought.
+        return absl::OkStatus();
+      }
+      const json* desired = kube::fieldAt(pass.owner, "spec.replicas");
+      if (t.status_.replicas && (desired == nullptr || !desired->is_number_integer() ||
+                                 desired->get<std::int64_t>() != *t.status_.replicas)) {
+        patch["spec"]["replicas"] = *t.status_.replicas;
+        note = (desired != nullptr && desired->is_number_integer()
+                    ? std::to_string(desired->get<std::int64_t>())
+                    : std::string("unset")) +
+               " → " + std::to_string(*t.status_.replicas);
+      }
+    } else if (claim == kReplicasManager) {
+      patch["metadata"]["annotations"][key] = nullptr;
+    }
+    if (patch.empty()) {
+      return absl::OkStatus();
+    }
+    const kube::ObjectKey pool{pass.id.ns, kube::meta::name(pass.owner)};
+    auto written = deps_.api.patch(kinds::kMachinePool, pool, kube::PatchType::kMerge, patch);
+    if (!written.ok()) {
+      return kube::isNotFound(written.status()) ? absl::OkStatus() : written.status();
+    }
+    pass.owner = *std::move(written);
+    if (!note.empty()) {
+      pass.event(kube::EventType::kNormal, "ReplicasWrittenBack",
+                 "MachinePool " + pool.name + " spec.replicas " + note);
+    }
+    return absl::OkStatus();
+  }
+};
+
+} // namespace
+
+std::unique_ptr<WorkloadKind> terraformMachinePoolKind(ReconcilerDeps deps) {
+  return std::make_unique<TerraformMachinePoolKind>(deps);
+}
+
+} // namespace captf::controllers
