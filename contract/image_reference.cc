@@ -125,7 +125,8 @@ std::optional<std::string> digestError(std::string_view digest) {
 
 } // namespace
 
-std::optional<ImageReference> parseImageReference(std::string_view ref, std::string* error) {
+std::optional<ImageReference> parseImageReference(std::string_view ref, std::string* error,
+                                                  VersionRequired version) {
   auto fail = [error](std::string why) -> std::optional<ImageReference> {
     if (error != nullptr) {
       *error = std::move(why);
@@ -217,7 +218,7 @@ std::optional<ImageReference> parseImageReference(std::string_view ref, std::str
     }
     start = slash + 1;
   }
-  if (out.tag.empty() && out.digest.empty()) {
+  if (version == VersionRequired::kYes && out.tag.empty() && out.digest.empty()) {
     return fail("must name a tag (:v1.2.3) or a digest (@sha256:...): the tag or digest is the "
                 "module version");
   }

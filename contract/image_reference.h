@@ -20,11 +20,16 @@ struct ImageReference {
 //   path       lowercase components [a-z0-9]+ joined by ".", "_", "__" or "-"+
 //   tag        [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}
 //   digest     sha256:<64 lowercase hex> or sha512:<128 lowercase hex>
-// and requires a tag or a digest, because that is the module version
-// (spec/captf-core.md §2.3). Syntax only: nothing is resolved or pulled.
-// On error returns nullopt and sets *error to a sentence a user can act on.
-[[nodiscard]] std::optional<ImageReference> parseImageReference(std::string_view ref,
-                                                                std::string* error);
+// Syntax only: nothing is resolved or pulled. With VersionRequired::kYes
+// (a module source: the tag or digest is the module version,
+// docs/contract.md) a reference without either is refused; kNo accepts it
+// (tools that default to "latest", as tfcapi-lint does for an image to
+// inspect). On error returns nullopt and sets *error to a sentence a user
+// can act on.
+enum class VersionRequired { kYes, kNo };
+[[nodiscard]] std::optional<ImageReference>
+parseImageReference(std::string_view ref, std::string* error,
+                    VersionRequired version = VersionRequired::kYes);
 
 // `ref` pinned to `digest`: "[domain/]path@<digest>" (the tag and any
 // digest of `ref` dropped); nullopt when `ref` does not parse.

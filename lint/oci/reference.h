@@ -27,13 +27,11 @@ struct LayoutReference {
   std::string ref; // the org.opencontainers.image.ref.name to select; "" for all
 };
 
-// Parses a registry reference:
-//   [registry/]repository[:tag][@digest]
-// The registry is the first path component when it contains '.' or ':' or
-// is "localhost"; otherwise Docker Hub ("index.docker.io", with "library/"
-// before a one-component repository). "docker.io" means Docker Hub.
-// Repositories are lower-case [a-z0-9._-/] components; tags are
-// [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}; digests as validateDigest.
+// Parses a registry reference `[registry/]repository[:tag][@digest]` with
+// the one grammar of contract/image_reference.h (tag and digest optional
+// here), then the registry client's defaults: no registry (or "docker.io")
+// is Docker Hub ("index.docker.io", with "library/" before a one-component
+// repository), neither tag nor digest is "latest".
 absl::StatusOr<RegistryReference> parseRegistryReference(std::string_view text);
 
 // Whether `text` names a layout ("oci:<dir>[:<ref>]").

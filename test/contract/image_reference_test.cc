@@ -1,3 +1,4 @@
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "contract/image_reference.h"
@@ -104,6 +105,21 @@ TEST(ImageReferenceTest, RejectsInvalidReferencesWithAReason) {
 
 TEST(ImageReferenceTest, ToleratesANullErrorPointer) {
   EXPECT_FALSE(parseImageReference("UPPER", nullptr).has_value());
+}
+
+// Without a required version (tools that default to "latest") the same
+// grammar applies; only the missing tag or digest is accepted.
+TEST(ImageReferenceTest, TheVersionIsOptionalOnlyWhenAsked) {
+  std::string error;
+  EXPECT_FALSE(parseImageReference("ghcr.io/org/module", &error).has_value());
+  EXPECT_THAT(error, ::testing::HasSubstr("tag"));
+  const auto parsed = parseImageReference("ghcr.io/org/module", &error, VersionRequired::kNo);
+  ASSERT_TRUE(parsed.has_value()) << error;
+  EXPECT_EQ(parsed->domain, "ghcr.io");
+  EXPECT_EQ(parsed->path, "org/module");
+  EXPECT_TRUE(parsed->tag.empty());
+  EXPECT_FALSE(parseImageReference("ghcr.io/Org/module", &error, VersionRequired::kNo));
+  EXPECT_THAT(error, ::testing::HasSubstr("lowercase"));
 }
 
 TEST(PinnedReference, DropsTheTagAndKeepsTheRegistry) {
