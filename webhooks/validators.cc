@@ -14,9 +14,13 @@ using api::FieldPath;
 const FieldPath kSpec("spec");
 const FieldPath kTemplateSpec = FieldPath("spec").child("template").child("spec");
 
+// Whether spec.identityRef must be set: on a TerraformCluster; a
+// TerraformClusterTemplate may leave it to the ClusterClass's patches.
+enum class Identity { kRequired, kOptional };
+
 void clusterSpecRules(const api::TerraformClusterSpec& spec, const FieldPath& path,
-                      FieldErrorList& errors) {
-  if (spec.identity_ref.name.empty()) {
+                      FieldErrorList& errors, Identity identity = Identity::kRequired) {
+  if (identity == Identity::kRequired && spec.identity_ref.name.empty()) {
     errors.push_back(required(path.child("identityRef"),
                               "a TerraformCluster must name its TerraformClusterIdentity; "
                               "machines and pools fall back to it"));
@@ -141,7 +145,7 @@ FieldErrorList validateTerraformMachinePoolUpdate(const api::TerraformMachinePoo
 
 FieldErrorList validateTerraformClusterTemplateCreate(const api::TerraformClusterTemplate& obj) {
   FieldErrorList errors;
-  clusterSpecRules(obj.spec.template_.spec, kTemplateSpec, errors);
+  clusterSpecRules(obj.spec.template_.spec, kTemplateSpec, errors, Identity::kOptional);
   return errors;
 }
 

@@ -25,7 +25,17 @@ template <> struct Describe<TerraformClusterTemplateResource> {
         field("spec", &TerraformClusterTemplateResource::spec).required().doc(kTemplateSpecDoc),
     };
   }
-  static void patch(Schema& s) { s.min_properties = 1; }
+  // A ClusterClass commonly sets the identity with a patch from a topology
+  // variable: the template may leave spec.identityRef out; the TerraformCluster
+  // the topology creates from it must have one (its schema requires it).
+  static void patch(Schema& s) {
+    s.min_properties = 1;
+    for (Property& p : s.properties) {
+      if (p.name == "spec") {
+        std::erase(p.schema.required, "identityRef");
+      }
+    }
+  }
 };
 
 template <> struct Describe<TerraformClusterTemplateSpec> {

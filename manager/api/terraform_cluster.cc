@@ -36,8 +36,9 @@ template <> struct Describe<TerraformClusterSpec> {
                 .doc("Endpoint of the control plane. A value set by the user is passed to the "
                      "module; otherwise the controller writes the module's output here once. "
                      "Immutable once it has a host."),
+            // Required on a TerraformCluster (patch below), not on the
+            // TerraformClusterTemplate a ClusterClass patches it into.
             field("identityRef", &TerraformClusterSpec::identity_ref)
-                .required()
                 .doc("The TerraformClusterIdentity whose credentials the cluster's Jobs get; "
                      "machines and pools fall back to it. A change takes effect at the next "
                      "reconcile."),
@@ -54,7 +55,10 @@ template <> struct Describe<TerraformClusterSpec> {
                 .doc("Settings inherited by the cluster's machines and pools."),
         });
   }
-  static void patch(Schema& s) { s.min_properties = 1; }
+  static void patch(Schema& s) {
+    s.min_properties = 1;
+    s.required.push_back("identityRef");
+  }
 };
 
 template <> struct Describe<TerraformClusterStatus> {

@@ -236,5 +236,29 @@ TEST_F(ReleaseTest, EveryFlavorRendersAndTheServerAcceptsIt) {
   }
 }
 
+// A ClusterClass commonly sets the identity with a patch: the template's
+// schema leaves spec.identityRef out, the TerraformCluster's requires it.
+TEST_F(ReleaseTest, AClusterTemplateMayLeaveTheIdentityToItsClass) {
+  applyFile(e2e::sourceDir() + "/config/crd/bases");
+  e2e::kubectl({"create", "namespace", "rel-cc"});
+  const json tmpl = {
+      {"apiVersion", "infrastructure.cluster.x-k8s.io/v1alpha1"},
+      {"kind", "TerraformClusterTemplate"},
+      {"metadata", {{"name", "noop"}, {"namespace", "rel-cc"}}},
+      {"spec",
+       {{"template",
+         {{"spec",
+           {{"source", {{"image", "example.invalid/captf/set-by-clusterclass:unset"}}}}}}}}}};
+  const auto accepted = e2e::kubectl({"apply", "--dry-run=server", "-f", "-"}, tmpl.dump());
+  EXPECT_EQ(accepted.exit_code, 0) << accepted.output;
+  const json cluster = {{"apiVersion", "infrastructure.cluster.x-k8s.io/v1alpha1"},
+                        {"kind", "TerraformCluster"},
+                        {"metadata", {{"name", "noop"}, {"namespace", "rel-cc"}}},
+                        {"spec", {{"source", {{"image", "example.invalid/captf/x:1"}}}}}};
+  const auto refused = e2e::kubectl({"apply", "--dry-run=server", "-f", "-"}, cluster.dump());
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_THAT(refused.output, HasSubstr("identityRef")) << refused.output;
+}
+
 } // namespace
 } // namespace captf::release

@@ -419,6 +419,17 @@ TEST(ValidatorsTest, TemplateSpecImmutableExceptTopologyDryRun) {
   EXPECT_TRUE(validateTerraformMachinePoolTemplateUpdate(pt, pt2, TopologyDryRun::kYes).empty());
 }
 
+// A ClusterClass's patches may supply the identity: a template without one
+// is accepted, a TerraformCluster without one is not.
+TEST(ValidatorsTest, AClusterTemplateMayLeaveTheIdentityToTheClass) {
+  api::TerraformClusterTemplate tmpl = t::minimalTerraformClusterTemplate();
+  tmpl.spec.template_.spec.identity_ref.name.clear();
+  EXPECT_TRUE(validateTerraformClusterTemplateCreate(tmpl).empty());
+  api::TerraformCluster cluster = t::minimalTerraformCluster();
+  cluster.spec.identity_ref.name.clear();
+  EXPECT_FALSE(validateTerraformClusterCreate(cluster).empty());
+}
+
 TEST(ValidatorsTest, TopologyDryRunNeedsBothSignals) {
   api::ObjectMeta annotated;
   annotated.annotations["topology.cluster.x-k8s.io/dry-run"] = "";

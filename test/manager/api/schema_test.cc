@@ -237,6 +237,14 @@ TEST(SchemaTest, SpecRulesLiveInTheSchema) {
   EXPECT_EQ(pool.property("drift")->property("intervalSeconds")->minimum, 1);
   EXPECT_EQ(pool.property("providerIDList")->max_items, 10000);
   EXPECT_FALSE(pool.isRequired("identityRef"));
+  // A ClusterClass's patches may supply the identity: the template leaves
+  // it optional, the TerraformCluster it becomes requires it.
+  const Schema cluster_template = *schemaOf<TerraformClusterTemplate>()
+                                       .property("spec")
+                                       ->property("template")
+                                       ->property("spec");
+  EXPECT_FALSE(cluster_template.isRequired("identityRef"));
+  EXPECT_TRUE(cluster_template.isRequired("source"));
 
   const Schema identity = *schemaOf<TerraformClusterIdentity>().property("spec");
   ASSERT_EQ(identity.property("allowedNamespaces")->validations.size(), 1U);

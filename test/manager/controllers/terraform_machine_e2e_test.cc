@@ -388,6 +388,142 @@ TEST_F(TerraformMachineE2eTest, AnUnhealthyMachineIsReplacedThroughAMachineHealt
       << machines("sick").dump(2);
 }
 
+// The cluster operation gate with real Jobs, both ways: a cluster apply
+// waits for a machine apply in flight (keeping the cluster write Lease), and
+// a machine apply that comes meanwhile waits for the cluster's.
+TEST_F(TerraformMachineE2eTest, ClusterAndMachineOperationsWaitForEachOther) {
+  auto& images = runner::e2e::Images::get();
+  const std::string cluster_image =
+      images.module("tm-e2e-gate-cluster",
+                    runner::e2e::noopModule(contract::Role::kCluster) +
+                        "variable \"size\" {\n"
+                        "  type    = string\n"
+                        "  default = \"small\"\n"
+                        "}\n"
+                        "resource \"terraform_data\" \"sized\" {\n"
+                        "  input = var.size\n"
+                        "}\n",
+                    env().tofu);
+  // A machine whose apply takes 40 seconds (the test child sleeps: no shell).
+  const std::string slow_image = images.module("tm-e2e-gate-slow",
+                                               runner::e2e::noopModule(contract::Role::kMachine) +
+                                                   "resource \"terraform_data\" \"slow\" {\n"
+                                                   "  input = var.machine_name\n"
+                                                   "  provisioner \"local-exec\" {\n"
+                                                   "    command     = \"sleep:40\"\n"
+                                                   "    interpreter = [\"/captf/module/child\"]\n"
+                                                   "  }\n"
+                                                   "}\n",
+                                               env().tofu);
+  e2e::createClusterPair(
+      kNamespace, "tc-gate", "c-gate",
+      {{"source", {{"image", cluster_image}}}, {"identityRef", {{"name", kIdentity}}}});
+  ASSERT_TRUE(eventually([] {
+    return getJson({"-n", kNamespace, "get", "clusters.v1beta2.cluster.x-k8s.io", "c-gate"})
+        .value("status", json::object())
+        .value("initialization", json::object())
+        .value("infrastructureProvisioned", false);
+  })) << manager_.processLog();
+  const auto machine = [](const std::string& name, const std::string& image) {
+    apply({{"apiVersion", "infrastructure.cluster.x-k8s.io/v1alpha1"},
+           {"kind", "TerraformMachine"},
+           {"metadata",
+            {{"name", name},
+             {"namespace", kNamespace},
+             {"labels", {{"cluster.x-k8s.io/cluster-name", "c-gate"}}}}},
+           {"spec", {{"source", {{"image", image}}}}}});
+    apply({{"apiVersion", "cluster.x-k8s.io/v1beta2"},
+           {"kind", "Machine"},
+           {"metadata", {{"name", name}, {"namespace", kNamespace}}},
+           {"spec",
+            {{"clusterName", "c-gate"},
+             {"version", "v1.34.0"},
+             {"bootstrap", {{"dataSecretName", kBootstrapSecret}}},
+             {"infrastructureRef",
+              {{"apiGroup", "infrastructure.cluster.x-k8s.io"},
+               {"kind", "TerraformMachine"},
+               {"name", name}}}}}});
+  };
+  const auto clusterApplies = [] {
+    return list("jobs", "captf.infrastructure.cluster.x-k8s.io/owner-name=tc-gate," +
+                            std::string(kOpLabel) + "=apply");
+  };
+  const auto activeOf = [](const json& jobs) {
+    size_t n = 0;
+    for (const json& job : jobs) {
+      const json st = job.value("status", json::object());
+      if (st.value("succeeded", 0) == 0 && st.value("failed", 0) == 0) {
+        ++n;
+      }
+    }
+    return n;
+  };
+  const size_t cluster_applies_before = clusterApplies().size();
+
+  // A machine apply in flight...
+  machine("gate-slow", slow_image);
+  ASSERT_TRUE(eventually([&] {
+    return activeOf(list("jobs", "captf.infrastructure.cluster.x-k8s.io/owner-name=gate-slow," +
+                                     std::string(kOpLabel) + "=apply")) == 1;
+  })) << terraformMachine("gate-slow").dump(2);
+  // ...holds back the cluster's re-apply, which keeps the cluster write
+  // Lease...
+  e2e::mergePatch(kNamespace, "terraformcluster", "tc-gate",
+                  {{"spec", {{"variables", {{"size", "large"}}}}}});
+  ASSERT_TRUE(eventually([] {
+    return conditionOf(getJson({"-n", kNamespace, "get", "terraformcluster", "tc-gate"}),
+                       "ApplyJobSucceeded", "reason") == "WaitingForMachineOperations";
+  })) << getJson({"-n", kNamespace, "get", "terraformcluster", "tc-gate"}).dump(2);
+  EXPECT_EQ(clusterApplies().size(), cluster_applies_before);
+  // ...so a machine that comes now waits for the cluster.
+  machine("gate-late", machine_image_);
+  ASSERT_TRUE(eventually([] {
+    return conditionOf(terraformMachine("gate-late"), "ApplyJobSucceeded", "reason") ==
+           "WaitingForClusterOperation";
+  })) << terraformMachine("gate-late").dump(2)
+      << manager_.processLog();
+  EXPECT_TRUE(jobsOf("gate-late", "apply").empty());
+
+  // In order: the slow machine, then the cluster, then the late machine.
+  ASSERT_TRUE(eventually(
+      [] {
+        const json tm = terraformMachine("gate-late");
+        return readyTrue(tm) && readyTrue(terraformMachine("gate-slow"));
+      },
+      std::chrono::seconds(360)))
+      << terraformMachine("gate-late").dump(2) << manager_.processLog();
+  const auto created = [](const std::string& owner) {
+    std::string at;
+    for (const json& job : list("jobs", "captf.infrastructure.cluster.x-k8s.io/owner-name=" +
+                                            owner + "," + std::string(kOpLabel) + "=apply")) {
+      at = std::max(at, job["metadata"].value("creationTimestamp", std::string()));
+    }
+    return at;
+  };
+  const auto completed = [](const std::string& owner) {
+    std::string at;
+    for (const json& job : list("jobs", "captf.infrastructure.cluster.x-k8s.io/owner-name=" +
+                                            owner + "," + std::string(kOpLabel) + "=apply")) {
+      at = std::max(at, job.value("status", json::object()).value("completionTime", std::string()));
+    }
+    return at;
+  };
+  EXPECT_EQ(clusterApplies().size(), cluster_applies_before + 1);
+  EXPECT_LE(completed("gate-slow"), created("tc-gate"));
+  EXPECT_LE(completed("tc-gate"), created("gate-late"));
+  EXPECT_FALSE(e2e::eventsFor(kNamespace, "tc-gate", "WaitingForMachineOperations").empty());
+  EXPECT_FALSE(e2e::eventsFor(kNamespace, "gate-late", "WaitingForClusterOperation").empty());
+  ASSERT_EQ(kubectl({"-n", kNamespace, "delete", "clusters.v1beta2.cluster.x-k8s.io", "c-gate",
+                     "--wait=false"})
+                .exit_code,
+            0);
+  EXPECT_TRUE(eventually(
+      [] {
+        return kubectl({"-n", kNamespace, "get", "terraformcluster", "tc-gate"}).exit_code != 0;
+      },
+      std::chrono::seconds(360)));
+}
+
 TEST_F(TerraformMachineE2eTest, TemplatesReportTheCapacityOfTheirImage) {
   // An image whose labels declare its node's capacity (never run).
   const std::filesystem::path dir = std::filesystem::path(env().dir) / "tm-e2e-sized";

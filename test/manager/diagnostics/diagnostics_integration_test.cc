@@ -100,7 +100,11 @@ protected:
     rig::CommandResult r =
         rig::kubectl(rig, {"apply", "--server-side", "-f", sourceDir() + "/config/rbac/role.yaml"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    r = rig::kubectl(rig, {"apply", "--server-side", "-k", sourceDir() + "/config/prometheus"});
+    // Only the reader's RBAC of config/prometheus: its ServiceMonitor and
+    // PrometheusRule need the Prometheus Operator's CRDs.
+    r = rig::kubectl(rig, {"apply", "--server-side", "-f",
+                           sourceDir() + "/config/prometheus/metrics_reader_role.yaml", "-f",
+                           sourceDir() + "/config/prometheus/metrics_reader_role_binding.yaml"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     rig::kubectl(rig, {"create", "namespace", kNamespace});
     for (const char* sa : {"stranger", "scraper", "operator"}) {
