@@ -9,6 +9,7 @@
 #include "manager/controllers/metrics.h"
 #include "manager/kube/errors.h"
 #include "manager/kube/selector.h"
+#include "manager/kube/strings.h"
 
 namespace captf::controllers {
 
@@ -23,9 +24,7 @@ ConditionResult cond(const char* status, std::string_view reason, std::string me
   return ConditionResult{status, std::string(reason), std::move(message)};
 }
 
-std::string str(std::string_view s) {
-  return std::string(s);
-}
+using kube::str;
 
 json ownerRefOf(const json& object) {
   return {{"apiVersion", object.value("apiVersion", "")},

@@ -6,6 +6,7 @@
 #include "manager/api/keys.h"
 #include "manager/controllers/kinds.h"
 #include "manager/kube/errors.h"
+#include "manager/kube/strings.h"
 #include "manager/workspace/outputs.h"
 
 namespace captf::controllers {
@@ -21,9 +22,7 @@ namespace {
 // bootstrap Secret, not cached, does not).
 constexpr std::chrono::seconds kGateRecheck{10};
 
-std::string str(std::string_view s) {
-  return std::string(s);
-}
+using kube::str;
 
 // The API group of a reference that has apiGroup (v1beta2) or apiVersion.
 std::string refGroup(const json& ref) {

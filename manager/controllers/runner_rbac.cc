@@ -4,6 +4,7 @@
 #include "manager/api/keys.h"
 #include "manager/controllers/kinds.h"
 #include "manager/kube/errors.h"
+#include "manager/kube/strings.h"
 
 namespace captf::controllers {
 
@@ -11,9 +12,7 @@ using nlohmann::json;
 
 namespace {
 
-std::string str(std::string_view s) {
-  return std::string(s);
-}
+using kube::str;
 
 ConditionResult cond(const char* status, std::string_view reason, std::string message) {
   return ConditionResult{status, std::string(reason), std::move(message)};

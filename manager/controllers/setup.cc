@@ -12,6 +12,7 @@
 #include "manager/controllers/terraform_machine_template_controller.h"
 #include "manager/controllers/workload_reconciler.h"
 #include "manager/kube/selector.h"
+#include "manager/kube/strings.h"
 
 namespace captf::controllers {
 
@@ -19,9 +20,7 @@ using nlohmann::json;
 
 namespace {
 
-std::string str(std::string_view s) {
-  return std::string(s);
-}
+using kube::str;
 
 // The second cache of §10 "Caches": ConfigMaps and Secrets labeled
 // captf.io/variables=true, data stripped, watched only to wake the objects

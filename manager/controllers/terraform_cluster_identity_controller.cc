@@ -10,6 +10,7 @@
 #include "manager/controllers/identity.h"
 #include "manager/controllers/kinds.h"
 #include "manager/kube/errors.h"
+#include "manager/kube/strings.h"
 #include "manager/lifecycle/ready.h"
 
 namespace captf::controllers {
@@ -20,9 +21,7 @@ using api::ConditionStatus;
 
 namespace {
 
-std::string str(std::string_view s) {
-  return std::string(s);
-}
+using kube::str;
 
 // An owner reference to one of CAPTF's kinds (what a legacy version put on
 // the source Secret).

@@ -7,6 +7,7 @@
 #include "manager/api/terraform_cluster.h"
 #include "manager/controllers/kinds.h"
 #include "manager/kube/errors.h"
+#include "manager/kube/strings.h"
 #include "manager/lifecycle/ready.h"
 #include "manager/workspace/outputs.h"
 
@@ -20,9 +21,7 @@ namespace {
 
 constexpr std::chrono::seconds kDependentsRecheck{10};
 
-std::string str(std::string_view s) {
-  return std::string(s);
-}
+using kube::str;
 
 bool isClusterOwner(const api::OwnerReference& ref) {
   const auto gvk = kube::GroupVersionKind::fromApiVersion(ref.api_version, ref.kind);

@@ -9,6 +9,7 @@
 #include "manager/controllers/kinds.h"
 #include "manager/controllers/member_kind.h"
 #include "manager/kube/errors.h"
+#include "manager/kube/strings.h"
 #include "manager/lifecycle/ready.h"
 #include "manager/workspace/outputs.h"
 
@@ -20,9 +21,7 @@ using api::ConditionStatus;
 
 namespace {
 
-std::string str(std::string_view s) {
-  return std::string(s);
-}
+using kube::str;
 
 using MachineObject = MemberObject<api::TerraformMachine>;
 

@@ -8,6 +8,7 @@
 #include "manager/controllers/kinds.h"
 #include "manager/controllers/member_kind.h"
 #include "manager/kube/errors.h"
+#include "manager/kube/strings.h"
 #include "manager/workspace/inputs.h"
 #include "manager/workspace/outputs.h"
 
@@ -19,9 +20,7 @@ using api::ConditionStatus;
 
 namespace {
 
-std::string str(std::string_view s) {
-  return std::string(s);
-}
+using kube::str;
 
 constexpr std::string_view kReplicasManager = "captf";
 

@@ -12,6 +12,7 @@
 #include "manager/controllers/kinds.h"
 #include "manager/controllers/workload.h"
 #include "manager/kube/errors.h"
+#include "manager/kube/strings.h"
 #include "manager/lifecycle/ready.h"
 
 namespace captf::controllers {
@@ -22,9 +23,7 @@ using api::ConditionStatus;
 
 namespace {
 
-std::string str(std::string_view s) {
-  return std::string(s);
-}
+using kube::str;
 
 // The registry host[:port] of an image reference ("" when it has none).
 std::string registryOf(const std::string& image) {

@@ -6,6 +6,7 @@
 #include "manager/controllers/kinds.h"
 #include "manager/kube/errors.h"
 #include "manager/kube/patch.h"
+#include "manager/kube/strings.h"
 
 namespace captf::controllers {
 
@@ -13,9 +14,7 @@ using nlohmann::json;
 
 namespace {
 
-std::string str(std::string_view s) {
-  return std::string(s);
-}
+using kube::str;
 
 kube::GroupVersionKind gvkOf(const json& object) {
   return kube::GroupVersionKind::fromApiVersion(object.value("apiVersion", ""),

@@ -14,6 +14,7 @@
 #include "manager/controllers/workload.h"
 #include "manager/kube/errors.h"
 #include "manager/kube/patch.h"
+#include "manager/kube/strings.h"
 #include "manager/lifecycle/bookkeeping.h"
 #include "manager/lifecycle/decision.h"
 #include "manager/lifecycle/defaults.h"
@@ -42,9 +43,7 @@ namespace {
 
 constexpr std::chrono::minutes kStuckJobAge{1};
 
-std::string str(std::string_view s) {
-  return std::string(s);
-}
+using kube::str;
 
 ConditionStatus toStatus(const std::string& s) {
   return s == "True" ? ConditionStatus::kTrue

@@ -4,6 +4,7 @@
 // std::string_view), so absl::StrCat & co. do not take std::string_view and
 // fmt/spdlog cannot format absl::string_view. These convert explicitly.
 
+#include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
@@ -16,6 +17,11 @@ inline absl::string_view av(std::string_view s) {
 }
 inline std::string_view sv(absl::string_view s) {
   return {s.data(), s.size()};
+}
+// A std::string of a string_view constant (the API's keys and reasons are
+// string_views; JSON keys and messages are strings).
+inline std::string str(std::string_view s) {
+  return std::string(s);
 }
 // The message of a status, for logging.
 inline std::string_view msg(const absl::Status& status) {
