@@ -13,7 +13,7 @@
 # engine.
 #
 #   scripts/release.sh --registry HOST:PORT [--version vX.Y.Z] [--out DIR]
-#                      [--insecure] [--manager BIN] [--runner BIN] [--lint BIN]
+#                      [--manager BIN] [--runner BIN] [--lint BIN]
 #
 # --manager/--runner/--lint take binaries already built (the tests pass the
 # dev build's); by default the release presets build them.
@@ -33,7 +33,6 @@ while [ $# -gt 0 ]; do
     --manager) manager=$2; shift 2 ;;
     --runner) runner=$2; shift 2 ;;
     --lint) lint=$2; shift 2 ;;
-    --insecure) shift ;; # accepted for symmetry; the registry's scheme is the image tool's concern
     *) die "unknown argument $1 (see the header of $0)" ;;
   esac
 done

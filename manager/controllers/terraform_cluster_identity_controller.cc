@@ -116,7 +116,8 @@ TerraformClusterIdentityReconciler::reconcile(const kube::ReconcileContext& ctx,
     const std::string ns = kube::meta::ns(mirror);
     json labels = json::object();
     if (allowed.is_object() && allowed.contains("selector")) {
-      auto namespace_object = deps_.api.get(kinds::kNamespace, {"", ns});
+      // Namespaces are cached (this controller watches them).
+      auto namespace_object = deps_.cached.get(kinds::kNamespace, {"", ns});
       if (!namespace_object.ok() && !kube::isNotFound(namespace_object.status())) {
         return namespace_object.status();
       }
