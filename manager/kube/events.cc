@@ -156,7 +156,9 @@ void KubeEventRecorder::writeSeries(Series& series) {
 void KubeEventRecorder::flush() {
   std::deque<Pending> batch;
   {
-    std::lock_guard lock(mu_);
+    // A batch the loop took is written before flush() returns.
+    std::unique_lock lock(mu_);
+    idle_.wait(lock, [&] { return !in_flight_; });
     batch.swap(queue_);
   }
   std::lock_guard work(work_mu_);
@@ -189,6 +191,8 @@ void KubeEventRecorder::loop(std::stop_token stop) {
     }
     std::deque<Pending> batch;
     batch.swap(queue_);
+    // A flush() from now on waits for this batch (see flush).
+    in_flight_ = true;
     lock.unlock();
     {
       std::lock_guard work(work_mu_);
@@ -196,6 +200,10 @@ void KubeEventRecorder::loop(std::stop_token stop) {
         process(std::move(pending));
       }
     }
+    lock.lock();
+    in_flight_ = false;
+    lock.unlock();
+    idle_.notify_all();
     if (clock_.now() >= next_flush) {
       flush();
     }

@@ -101,6 +101,9 @@ private:
   std::mutex mu_;
   std::condition_variable_any cv_;
   std::deque<Pending> queue_;
+  // The loop is writing a batch it took from queue_; flush() waits on idle_.
+  bool in_flight_ = false;
+  std::condition_variable idle_;
 
   std::mutex work_mu_; // serializes process/flush (thread vs flush())
   std::map<std::string, Series> series_;
