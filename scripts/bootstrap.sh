@@ -15,6 +15,8 @@ PKGS=(
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
   # the rig: sandboxed pods and a local OCI registry
   bubblewrap docker-registry
+  # pod networks: ip (netns, addresses) and nsenter (docs/decisions/rig-pod-network.md)
+  iproute2 util-linux
 )
 # .clang-format uses InsertBraces (clang-format >= 15); bookworm's default is 14.
 link_clang_format() {

@@ -198,7 +198,7 @@ TEST_F(ReleaseTest, EveryFlavorRendersAndTheServerAcceptsIt) {
       {"TERRAFORM_MACHINEPOOL_IMAGE", "registry.example/team/pool:v1"},
       {"TERRAFORM_IDENTITY_NAME", "team"},
       {"NAMESPACE", "rel-e2e"}};
-  for (const std::string flavor : {"", "machinepool"}) {
+  for (const std::string flavor : {"", "machinepool", "development"}) {
     SCOPED_TRACE(flavor.empty() ? "default" : flavor);
     const std::string rendered = e2e::env().dir + "/flavor-" + flavor + ".yaml";
     std::vector<std::string> argv = {e2e::env().clusterctl,
@@ -229,7 +229,8 @@ TEST_F(ReleaseTest, EveryFlavorRendersAndTheServerAcceptsIt) {
     const std::string text = readFile(rendered);
     EXPECT_THAT(text, Not(HasSubstr("${"))) << text;
     EXPECT_THAT(text, HasSubstr("kind: TerraformCluster"));
-    EXPECT_THAT(text, HasSubstr(flavor.empty() ? "kind: MachineDeployment" : "kind: MachinePool"));
+    EXPECT_THAT(
+        text, HasSubstr(flavor == "machinepool" ? "kind: MachinePool" : "kind: MachineDeployment"));
     const auto accepted =
         e2e::kubectl({"apply", "--dry-run=server", "--validate=strict", "-f", rendered});
     EXPECT_EQ(accepted.exit_code, 0) << accepted.output;

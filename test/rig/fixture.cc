@@ -102,9 +102,10 @@ const Env& shared(Tier tier) {
     }
     rig.tier = tier;
     rig.env.dir = tmpl;
-    const char* tier_name = tier == Tier::kCapi  ? "capi"
-                            : tier == Tier::kE2e ? "e2e"
-                                                 : "integration";
+    const char* tier_name = tier == Tier::kInstall ? "install"
+                            : tier == Tier::kCapi  ? "capi"
+                            : tier == Tier::kE2e   ? "e2e"
+                                                   : "integration";
     CommandResult up = run({rigCommand(), "up", "--dir", tmpl, "--tier", tier_name, "--owner-pid",
                             std::to_string(getpid())});
     if (up.exit_code != 0) {

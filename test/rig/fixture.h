@@ -19,6 +19,8 @@ enum class Tier {
   kIntegration, // etcd + kube-apiserver (RBAC on)
   kE2e,         // + kube-controller-manager, the process kubelet, the OCI registry, tofu
   kCapi,        // + Cluster API's core manager (CRDs, webhooks) and clusterctl
+  kInstall,     // kE2e + cert-manager; Cluster API built but not running: the binary
+                // installs it with clusterctl (so it has all of kCapi once it did)
 };
 
 struct Env {

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -18,6 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class RigE2eTest : public ::testing::Test {
 protected:
@@ -60,6 +62,19 @@ protected:
     CommandResult r = kubectl(
         *env_, {"-n", ns, "wait", "--for=condition=Complete", "--timeout=180s", "job/" + job});
     ASSERT_EQ(r.exit_code, 0) << r.output << "\n" << get({"-n", ns, "get", "pods", "-o", "yaml"});
+  }
+
+  // The pods of `ns` still there after up to a minute ("" once none is).
+  std::string podsLeft(const std::string& ns) {
+    std::string left;
+    for (int i = 0; i < 300; ++i) {
+      left = get({"-n", ns, "get", "pods", "-o", "name"});
+      if (left.empty()) {
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return left;
   }
 
   std::string podOf(const std::string& ns, const std::string& job) {
@@ -118,15 +133,7 @@ spec:
   CommandResult r = kubectl(
       *env_, {"-n", "e2e-hello", "delete", "job", "hello", "--cascade=background", "--wait=true"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  std::string left;
-  for (int i = 0; i < 300; ++i) {
-    left = get({"-n", "e2e-hello", "get", "pods", "-o", "name"});
-    if (left.empty()) {
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
-  EXPECT_EQ(left, "") << "pods left behind after the Job was deleted";
+  EXPECT_EQ(podsLeft("e2e-hello"), "") << "pods left behind after the Job was deleted";
 }
 
 // The kubelet binds a pod only while its requests fit what the pods bound
@@ -195,6 +202,84 @@ stringData: {open: "yes"}
 )");
   waitFor("big", "jsonpath={.status.phase}=Succeeded");
   waitFor("blocked", "jsonpath={.status.phase}=Succeeded");
+}
+
+// A pod that declares ports gets a network of its own (docs/decisions/
+// rig-pod-network.md): two replicas of a Deployment both listen on :8080,
+// each is Ready once its readiness probe passes, the EndpointSlice of their
+// Service names both pod IPs, and the API server reaches them through the
+// Service (the services proxy dials endpoints, as webhooks do). Once the
+// Deployment is gone, so are the pod IPs on the host.
+TEST_F(RigE2eTest, PodsWithPortsServeThroughTheirServiceFromNetworksOfTheirOwn) {
+  const std::string hello =
+      pushImage(*env_, rootfs("hello", {{CAPTF_RIG_HELLO, "/hello"}}), "rig/hello", "v1");
+  apply(R"(
+apiVersion: v1
+kind: Namespace
+metadata: {name: e2e-net}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: hello, namespace: e2e-net}
+spec:
+  selector: {app: hello}
+  ports: [{name: http, port: 80, targetPort: http}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: hello, namespace: e2e-net}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: hello}}
+  template:
+    metadata: {labels: {app: hello}}
+    spec:
+      terminationGracePeriodSeconds: 1
+      containers:
+      - name: main
+        image: )" +
+        hello + R"(
+        command: [/hello, serve, "8080"]
+        ports: [{name: http, containerPort: 8080}]
+        readinessProbe: {httpGet: {path: /, port: http}}
+)");
+  CommandResult r = kubectl(*env_, {"-n", "e2e-net", "wait", "--for=condition=Available",
+                                    "--timeout=120s", "deployment/hello"});
+  ASSERT_EQ(r.exit_code, 0) << r.output << get({"-n", "e2e-net", "get", "pods", "-o", "yaml"});
+  const std::string ips = get(
+      {"-n", "e2e-net", "get", "pods", "-l", "app=hello", "-o",
+       "jsonpath={range .items[*]}{.status.podIP}{\" \"}{.status.conditions[?(@.type==\"Ready\")]."
+       "status}{\"\\n\"}{end}"});
+  std::vector<std::string> pod_ips;
+  std::istringstream lines(ips);
+  for (std::string ip, ready; lines >> ip >> ready;) {
+    EXPECT_EQ(ready, "True") << ip;
+    EXPECT_EQ(ip.rfind("10.", 0), 0U) << "a pod IP the EndpointSlice accepts, not loopback: " << ip;
+    pod_ips.push_back(ip);
+  }
+  ASSERT_EQ(pod_ips.size(), 2U) << ips;
+  EXPECT_NE(pod_ips[0], pod_ips[1]);
+  std::string endpoints;
+  for (int i = 0; i < 300; ++i) {
+    endpoints =
+        get({"-n", "e2e-net", "get", "endpointslices", "-l", "kubernetes.io/service-name=hello",
+             "-o", "jsonpath={.items[*].endpoints[*].addresses[*]}"});
+    if (endpoints.find(pod_ips[0]) != std::string::npos &&
+        endpoints.find(pod_ips[1]) != std::string::npos) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  EXPECT_THAT(endpoints, HasSubstr(pod_ips[0]));
+  EXPECT_THAT(endpoints, HasSubstr(pod_ips[1]));
+  EXPECT_THAT(get({"get", "--raw", "/api/v1/namespaces/e2e-net/services/hello:http/proxy/"}),
+              HasSubstr("hello from hello-"));
+  r = kubectl(*env_, {"-n", "e2e-net", "delete", "deployment", "hello", "--wait=true"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(podsLeft("e2e-net"), "");
+  const CommandResult addrs = run({"ip", "-o", "-4", "addr", "show", "dev", "lo"});
+  EXPECT_THAT(addrs.output, Not(HasSubstr(pod_ips[0] + "/32")));
+  EXPECT_THAT(addrs.output, Not(HasSubstr(pod_ips[1] + "/32")));
 }
 
 TEST_F(RigE2eTest, FailingContainerReportsItsExitCodeAndMessage) {

@@ -1,13 +1,37 @@
 #!/usr/bin/env bash
-# cert-manager's module (its CRDs under deploy/crds) from the Go module
-# proxy. The capi tier exports it as CAPTF_RIG_CERT_MANAGER_SRC: the release
-# tests install the CRDs to validate infrastructure-components.yaml's Issuer
-# and Certificate against the real schemas. The controllers are not built
-# or run yet.
+# cert-manager for the capi tier. Prints two lines:
+#   1. cert-manager's module source (its CRDs under deploy/crds), which the
+#      release tests read to validate infrastructure-components.yaml's Issuer
+#      and Certificate against the real schemas;
+#   2. the `cert-manager` binary: test/rig/certmanager, our main over
+#      cert-manager's own controller and cainjector packages (the proxy
+#      serves the root module, not its cmd/* modules), for selfSigned and CA
+#      issuers plus caBundle injection. See test/rig/certmanager/main.go.
+# The binary's directory is keyed by the version and a hash of
+# test/rig/certmanager's sources; other keys are removed.
 . "$(dirname "$0")/common.sh"
+SRC=$(cd "$(dirname "$0")/../certmanager" && pwd)
 DIR=$GOMODCACHE/github.com/cert-manager/cert-manager@$CERT_MANAGER_VERSION
-[ -f "$DIR/deploy/crds/cert-manager.io_certificates.yaml" ] && { echo "$DIR"; exit 0; }
 LOG=$(rig_log cert-manager-$CERT_MANAGER_VERSION)
-(cd "$RIG_CACHE" && go mod download "github.com/cert-manager/cert-manager@$CERT_MANAGER_VERSION") \
-  >"$LOG" 2>&1 || rig_fail "cert-manager $CERT_MANAGER_VERSION" "$LOG"
+if [ ! -f "$DIR/deploy/crds/cert-manager.io_certificates.yaml" ]; then
+  (cd "$RIG_CACHE" && go mod download "github.com/cert-manager/cert-manager@$CERT_MANAGER_VERSION") \
+    >"$LOG" 2>&1 || rig_fail "cert-manager $CERT_MANAGER_VERSION" "$LOG"
+fi
+grep -q "github.com/cert-manager/cert-manager $CERT_MANAGER_VERSION\$" "$SRC/go.mod" || {
+  echo "rig: $SRC/go.mod does not require cert-manager $CERT_MANAGER_VERSION (CERT_MANAGER_VERSION)" >&2
+  exit 1
+}
+SUM=$(cat "$SRC/go.mod" "$SRC/go.sum" "$SRC"/*.go | sha256sum | cut -c1-12)
+NAME=cert-manager-$CERT_MANAGER_VERSION-$SUM
+OUT=$RIG_CACHE/bin/$NAME
+if [ ! -x "$OUT/cert-manager" ]; then
+  TMP=$OUT.tmp.$$ # parallel rigs may build the same key at once
+  (cd "$SRC" && go build -trimpath \
+      -ldflags "-s -w -X github.com/cert-manager/cert-manager/pkg/util.AppVersion=$CERT_MANAGER_VERSION" \
+      -o "$TMP/cert-manager" . &&
+    rm -rf "$OUT" && mv "$TMP" "$OUT") >"$LOG" 2>&1 || rig_fail "cert-manager $CERT_MANAGER_VERSION" "$LOG"
+  # Keep only the binary of the current sources (and builds of it in flight).
+  find "$RIG_CACHE/bin" -maxdepth 1 -name 'cert-manager-*' ! -name "$NAME" ! -name "$NAME.tmp.*" -exec rm -rf {} +
+fi
 echo "$DIR"
+echo "$OUT/cert-manager"

@@ -391,6 +391,9 @@ func (k *kubelet) runContainer(ctx context.Context, w *podWorker, pod *corev1.Po
 	}
 	defer logf.Close()
 	cmd := exec.Command(k.bwrap, args...)
+	if w.net != nil {
+		cmd = exec.Command("nsenter", append([]string{"--net=" + w.net.path(), "--", k.bwrap}, args...)...)
+	}
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -408,7 +411,12 @@ func (k *kubelet) runContainer(ctx context.Context, w *podWorker, pod *corev1.Po
 	running.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}
 	t := true
 	running.Started = &t
-	running.Ready = !isInit
+	running.Ready = !isInit && c.ReadinessProbe == nil
+	stopProbe := make(chan struct{})
+	defer close(stopProbe)
+	if !isInit && c.ReadinessProbe != nil {
+		go k.probeReadiness(ctx, w, pod, c, stopProbe)
+	}
 	k.updateStatus(pod, func(s *corev1.PodStatus) {
 		if isInit {
 			putStatus(&s.InitContainerStatuses, running)
@@ -500,6 +508,11 @@ func (k *kubelet) bwrapArgs(w *podWorker, pod *corev1.Pod, c *corev1.Container, 
 	if err := os.WriteFile(termFile, nil, 0o666); err != nil {
 		return nil, "", "", err
 	}
+	for _, dir := range []string{"/dev", "/proc"} {
+		if err := ensureMountPoint(root, dir, ""); err != nil {
+			return nil, "", "", err
+		}
+	}
 	bindRoot := "--bind"
 	if readOnly {
 		bindRoot = "--ro-bind"
@@ -508,7 +521,18 @@ func (k *kubelet) bwrapArgs(w *podWorker, pod *corev1.Pod, c *corev1.Container, 
 		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--hostname", pod.Name, "--die-with-parent"}
 	mounts := append([]corev1.VolumeMount{}, c.VolumeMounts...)
 	sort.SliceStable(mounts, func(i, j int) bool { return len(mounts[i].MountPath) < len(mounts[j].MountPath) })
+	// A private /tmp unless a volume is mounted there; first, so that
+	// volumes mounted below /tmp land on it instead of under it.
 	tmpMounted := false
+	for _, m := range mounts {
+		tmpMounted = tmpMounted || filepath.Clean(m.MountPath) == "/tmp"
+	}
+	if !tmpMounted {
+		if err := ensureMountPoint(root, "/tmp", ""); err != nil {
+			return nil, "", "", err
+		}
+		args = append(args, "--tmpfs", "/tmp")
+	}
 	for _, m := range mounts {
 		src, ok := vols[m.Name]
 		if !ok {
@@ -525,13 +549,6 @@ func (k *kubelet) bwrapArgs(w *podWorker, pod *corev1.Pod, c *corev1.Container, 
 			flag = "--ro-bind"
 		}
 		args = append(args, flag, src, m.MountPath)
-		tmpMounted = tmpMounted || m.MountPath == "/tmp"
-	}
-	if !tmpMounted {
-		if err := ensureMountPoint(root, "/tmp", ""); err != nil {
-			return nil, "", "", err
-		}
-		args = append(args, "--tmpfs", "/tmp")
 	}
 	if !strings.HasPrefix(termPath, "/dev/") {
 		if err := ensureMountPoint(root, termPath, termFile); err != nil {

@@ -46,6 +46,11 @@ type kubelet struct {
 	bwrap   string
 	images  *imageStore
 
+	// Pod networks (network.go): the rig's pod IPs, and the host ports
+	// forwarded into every pod network (the API server, the registry).
+	subnet    *podSubnet
+	hostPorts []int
+
 	mu   sync.Mutex
 	pods map[types.UID]*podWorker
 
@@ -102,9 +107,10 @@ type podWorker struct {
 	mu        sync.Mutex
 	procs     map[string]*exec.Cmd
 	graceSecs int64
+	net       *podNet // nil: the node's network
 }
 
-func startKubelet(ctx context.Context, l layout, p *pki, apiPort int, bwrap string) (*kubelet, error) {
+func startKubelet(ctx context.Context, l layout, p *pki, apiPort int, bwrap string, hostPorts []int) (*kubelet, error) {
 	cfg, err := clientcmd.BuildConfigFromFlags("", l.p("kubeconfig"))
 	if err != nil {
 		return nil, err
@@ -116,7 +122,8 @@ func startKubelet(ctx context.Context, l layout, p *pki, apiPort int, bwrap stri
 	}
 	k := &kubelet{ctx: ctx, client: cs, l: l, apiPort: apiPort, bwrap: bwrap,
 		images: &imageStore{dir: l.p("images")}, pods: map[types.UID]*podWorker{},
-		charged: map[types.UID]podRequests{}}
+		charged: map[types.UID]podRequests{}, subnet: newPodSubnet(apiPort), hostPorts: hostPorts}
+	k.subnet.sweep(k.netnsPrefix())
 	if err := k.registerNode(); err != nil {
 		return nil, err
 	}
@@ -487,6 +494,19 @@ func (k *kubelet) run(w *podWorker, pod *corev1.Pod) {
 			return
 		}
 	}
+	if needsNetwork(pod) {
+		n, err := openPodNet(k.subnet, k.netnsPrefix()+string(pod.UID)[:8], pod, k.hostPorts)
+		if err != nil {
+			k.logf("network of %s/%s: %v", pod.Namespace, pod.Name, err)
+			k.fail(pod, "NetworkError", err.Error())
+			return
+		}
+		defer n.close()
+		w.net = n
+		k.updateStatus(pod, func(st *corev1.PodStatus) {
+			st.PodIP, st.PodIPs = n.ip, []corev1.PodIP{{IP: n.ip}}
+		})
+	}
 	env := k.baseEnv()
 	// Init containers, in order; any failure fails the pod (restartPolicy
 	// Never, which is what Jobs built by CAPTF use).
@@ -643,6 +663,9 @@ func capPodMessages(sts []corev1.ContainerStatus) {
 		}
 	}
 }
+
+// netnsPrefix names this rig's network namespaces.
+func (k *kubelet) netnsPrefix() string { return fmt.Sprintf("captf-rig-%d-", k.apiPort) }
 
 func (k *kubelet) baseEnv() []string {
 	port := strconv.Itoa(k.apiPort)

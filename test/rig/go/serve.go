@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -55,15 +56,16 @@ func binariesFromEnv() binaries {
 func cmdUp(args []string) error {
 	fs := flag.NewFlagSet("up", flag.ExitOnError)
 	dir := fs.String("dir", "", "the rig's private directory")
-	tier := fs.String("tier", "e2e", "integration (etcd + apiserver), e2e (+ controller manager, kubelet, registry) or capi (+ Cluster API)")
+	tier := fs.String("tier", "e2e", "integration (etcd + apiserver), e2e (+ controller manager, kubelet, registry), "+
+		"capi (+ Cluster API) or install (e2e + cert-manager; Cluster API built, for clusterctl to install)")
 	owner := fs.Int("owner-pid", 0, "tear down when this process exits")
 	timeout := fs.Duration("timeout", 3*time.Minute, "how long to wait for readiness")
 	_ = fs.Parse(args)
 	if *dir == "" {
 		return errors.New("up: --dir is required")
 	}
-	if *tier != "integration" && *tier != "e2e" && *tier != "capi" {
-		return fmt.Errorf("up: --tier must be integration, e2e or capi, not %q", *tier)
+	if *tier != "integration" && *tier != "e2e" && *tier != "capi" && *tier != "install" {
+		return fmt.Errorf("up: --tier must be integration, e2e, capi or install, not %q", *tier)
 	}
 	abs, err := filepath.Abs(*dir)
 	if err != nil {
@@ -177,18 +179,20 @@ func cmdRestart(args []string) error {
 
 // rig is the supervisor's state.
 type rig struct {
-	l       layout
-	bins    binaries
-	pki     *pki
-	etcd    *component
-	api     *component
-	kcm     *component
-	reg     *component
-	capi    *component
-	apiPort int
-	apiArgs []string
-	cancel  context.CancelFunc
-	kubelet *kubelet
+	l    layout
+	bins binaries
+	pki  *pki
+	etcd *component
+	api  *component
+	kcm  *component
+	reg  *component
+	capi *component
+	// certManager runs in the install tier (certmanager.go).
+	certManager *component
+	apiPort     int
+	apiArgs     []string
+	cancel      context.CancelFunc
+	kubelet     *kubelet
 }
 
 func cmdServe(args []string) error {
@@ -269,7 +273,9 @@ func (r *rig) start(tier string) error {
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		r.cancel = cancel
-		r.kubelet, err = startKubelet(ctx, r.l, r.pki, r.apiPort, r.bins.bwrap)
+		_, regPort, _ := net.SplitHostPort(regAddr)
+		rp, _ := strconv.Atoi(regPort)
+		r.kubelet, err = startKubelet(ctx, r.l, r.pki, r.apiPort, r.bins.bwrap, []int{r.apiPort, rp})
 		if err != nil {
 			return fmt.Errorf("the process kubelet did not start: %v; see %s", err, filepath.Join(r.l.logs(), "rig.log"))
 		}
@@ -286,6 +292,18 @@ func (r *rig) start(tier string) error {
 		env["CAPTF_RIG_CAPI_SRC"] = os.Getenv("RIG_CAPI_SRC")
 		env["CAPTF_RIG_CERT_MANAGER_SRC"] = os.Getenv("RIG_CERT_MANAGER_SRC")
 		env["CAPTF_RIG_TIER"] = "capi"
+	}
+	if tier == "install" {
+		// Cluster API is built, not run: the install tests run clusterctl.
+		if err := r.startCertManager(); err != nil {
+			return err
+		}
+		bin := os.Getenv("RIG_CAPI_BIN")
+		env["CAPTF_RIG_CLUSTERCTL"] = filepath.Join(bin, "clusterctl")
+		env["CAPTF_RIG_CAPI_MANAGER"] = filepath.Join(bin, "capi-manager")
+		env["CAPTF_RIG_CAPI_SRC"] = os.Getenv("RIG_CAPI_SRC")
+		env["CAPTF_RIG_CERT_MANAGER_SRC"] = os.Getenv("RIG_CERT_MANAGER_SRC")
+		env["CAPTF_RIG_TIER"] = "install"
 	}
 	return writeEnv(r.l.p("env"), env)
 }
@@ -371,6 +389,9 @@ func (r *rig) launchAPIServer() error {
 		"--service-account-signing-key-file=" + p.path("sa.key"),
 		"--service-cluster-ip-range=10.0.0.0/24", "--authorization-mode=Node,RBAC",
 		"--allow-privileged=true", "--endpoint-reconciler-type=none",
+		// Webhooks and the services proxy dial a Service's endpoints, not its
+		// ClusterIP: the rig has no kube-proxy (network.go).
+		"--enable-aggregator-routing=true",
 		"--profiling=false", "--storage-media-type=application/json",
 	}, r.apiArgs...)
 	c, err := startComponent(r.l.logs(), "kube-apiserver", r.bins.apiserver, args, nil)
@@ -476,7 +497,11 @@ func (r *rig) startKCM() error {
 		"--leader-elect=false",
 		"--controllers=job-controller,garbage-collector-controller,namespace-controller," +
 			"serviceaccount-controller,serviceaccount-token-controller," +
-			"root-ca-certificate-publisher-controller,ttl-after-finished-controller",
+			"root-ca-certificate-publisher-controller,ttl-after-finished-controller," +
+			// Deployments and the Services in front of them (pod networks: network.go).
+			"deployment-controller,replicaset-controller,endpoints-controller,endpointslice-controller," +
+			// Cluster API's manager ClusterRole is aggregated.
+			"clusterrole-aggregation-controller",
 		"--service-account-private-key-file=" + r.pki.path("sa.key"),
 		"--root-ca-file=" + r.pki.path("ca.crt"),
 		"--use-service-account-credentials=false",
@@ -546,6 +571,7 @@ func (r *rig) stop() {
 		r.cancel()
 	}
 	r.capi.stop(5 * time.Second)
+	r.certManager.stop(5 * time.Second)
 	r.kcm.stop(5 * time.Second)
 	r.reg.stop(5 * time.Second)
 	r.api.stop(10 * time.Second)
