@@ -57,7 +57,6 @@ if [ -z "$runner" ]; then
   runner=$ROOT/build/release-static/runner/runner
 fi
 for f in "$manager" "$runner" "$lint"; do [ -x "$f" ] || die "$f is not an executable"; done
-if ldd "$runner" >/dev/null 2>&1; then die "$runner is not static"; fi
 
 dist=$out/$version
 rm -rf "$dist" && mkdir -p "$dist"
@@ -65,18 +64,7 @@ work=$(mktemp -d) && trap 'rm -rf "$work"' EXIT
 
 stage "assembling the image filesystem"
 rootfs=$work/rootfs
-mkdir -p "$rootfs/etc/ssl/certs" "$rootfs/tmp"
-install -m 0755 "$manager" "$rootfs/manager"
-install -m 0755 "$runner" "$rootfs/runner"
-cp /etc/ssl/certs/ca-certificates.crt "$rootfs/etc/ssl/certs/"
-# The manager links Debian's shared libraries (docs/decisions/release.md):
-# its ldd closure goes in at the same paths; nothing else (no shell).
-ldd "$manager" | awk '/=> \//{print $3} /^\t\//{print $1}' | while read -r lib; do
-  mkdir -p "$rootfs$(dirname "$lib")"
-  cp -L "$lib" "$rootfs$lib"
-done
-printf 'nonroot:x:65532:65532:nonroot:/nonexistent:/sbin/nologin\n' >"$rootfs/etc/passwd"
-printf 'nonroot:x:65532:\n' >"$rootfs/etc/group"
+"$ROOT/scripts/image-rootfs.sh" --manager "$manager" --runner "$runner" --out "$rootfs"
 
 stage "pushing the manager image to $registry"
 repo=$registry/captf/cluster-api-provider-terraform

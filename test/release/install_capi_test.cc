@@ -7,8 +7,10 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -190,6 +192,174 @@ TEST_F(InstallTest, ASecondQuickstartReusesEverything) {
   std::printf("quickstart: first run %llds, second run %llds\n",
               static_cast<long long>(duration_cast<seconds>(first_run_).count()),
               static_cast<long long>(duration_cast<seconds>(second).count()));
+}
+
+// clusterctl move of the quickstart's provisioned cluster to a second control
+// plane with CAPTF installed the same way: the state, the durable inputs and
+// the credential copies move with it (clusterctl.cluster.x-k8s.io/move), the
+// identity too (its CRD carries move-hierarchy), and the target manager
+// adopts them without re-applying anything (no apply Job, state
+// unchanged); the source has nothing of the cluster left. Runs last: it
+// takes the cluster away from this rig.
+TEST_F(InstallTest, ZClusterctlMoveToASecondControlPlaneAdoptsWithoutReapplying) {
+  const rig::Env& source = e2e::env();
+  const rig::Env target = rig::another(rig::Tier::kInstall);
+  auto on = [&](const rig::Env& env, const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {env.kubectl, "--kubeconfig", env.kubeconfig};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return rig::run(argv);
+  };
+  auto json_on = [&](const rig::Env& env, std::vector<std::string> args) {
+    args.insert(args.end(), {"-o", "json"});
+    const rig::CommandResult r = on(env, args);
+    return r.exit_code == 0 ? json::parse(r.output, nullptr, false) : json();
+  };
+  rig::CommandResult r =
+      rig::run({"bash", e2e::sourceDir() + "/scripts/install.sh", "--kubeconfig", target.kubeconfig,
+                "--registry", target.registry, "--out", target.dir + "/install", "--version",
+                kVersion, "--manager", CAPTF_RELEASE_MANAGER, "--runner", CAPTF_RUNNER_STATIC,
+                "--lint", CAPTF_RELEASE_LINT},
+               "", {{"KUBECTL", target.kubectl}});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // clusterctl moves only a cluster whose control plane is initialized and
+  // whose machines have nodes. The sample modules boot nothing, so this rig
+  // plays the workload cluster: the cluster's kubeconfig Secret names it, a
+  // control-plane Machine joins the two workers, and a Node with each
+  // Machine's providerID stands in for the kubelet that would register it.
+  const std::string admin = readFile(source.kubeconfig);
+  e2e::apply({{"apiVersion", "v1"},
+              {"kind", "Secret"},
+              {"type", "cluster.x-k8s.io/secret"},
+              {"metadata",
+               {{"name", "quickstart-kubeconfig"},
+                {"namespace", "quickstart"},
+                {"labels", {{"cluster.x-k8s.io/cluster-name", "quickstart"}}}}},
+              {"stringData", {{"value", admin}}}});
+  const json machine_template =
+      e2e::getJson({"-n", "quickstart", "get", "terraformmachinetemplate", "quickstart-md-0"});
+  e2e::apply({{"apiVersion", "infrastructure.cluster.x-k8s.io/v1alpha1"},
+              {"kind", "TerraformMachine"},
+              {"metadata", {{"name", "quickstart-cp-0"}, {"namespace", "quickstart"}}},
+              {"spec", machine_template["spec"]["template"]["spec"]}});
+  e2e::apply({{"apiVersion", "cluster.x-k8s.io/v1beta2"},
+              {"kind", "Machine"},
+              {"metadata",
+               {{"name", "quickstart-cp-0"},
+                {"namespace", "quickstart"},
+                {"labels", {{"cluster.x-k8s.io/control-plane", ""}}}}},
+              {"spec",
+               {{"clusterName", "quickstart"},
+                {"version", "v1.34.0"},
+                {"bootstrap", {{"dataSecretName", "quickstart-bootstrap"}}},
+                {"infrastructureRef",
+                 {{"apiGroup", "infrastructure.cluster.x-k8s.io"},
+                  {"kind", "TerraformMachine"},
+                  {"name", "quickstart-cp-0"}}}}}});
+  std::vector<json> machines;
+  ASSERT_TRUE(e2e::eventually([&] {
+    machines = e2e::items("quickstart", "machines.v1beta2.cluster.x-k8s.io");
+    size_t provisioned = 0;
+    for (const json& m : machines) {
+      provisioned += m["spec"].contains("providerID") ? 1U : 0U;
+    }
+    return machines.size() == 3U && provisioned == 3U;
+  })) << json(machines).dump(2);
+  for (const json& m : machines) {
+    const std::string name = m["metadata"]["name"];
+    e2e::apply({{"apiVersion", "v1"},
+                {"kind", "Node"},
+                {"metadata", {{"name", name}}},
+                {"spec", {{"providerID", m["spec"]["providerID"]}}}});
+    const auto ready = e2e::kubectl(
+        {"patch", "node", name, "--subresource=status", "--type=merge", "-p",
+         json({{"status",
+                {{"conditions",
+                  {{{"type", "Ready"}, {"status", "True"}, {"reason", "KubeletReady"}}}}}}})
+             .dump()});
+    ASSERT_EQ(ready.exit_code, 0) << ready.output;
+  }
+  json workload;
+  ASSERT_TRUE(e2e::eventually([&] {
+    workload = e2e::getJson(
+        {"-n", "quickstart", "get", "clusters.v1beta2.cluster.x-k8s.io", "quickstart"});
+    bool noded = true;
+    for (const json& m : e2e::items("quickstart", "machines.v1beta2.cluster.x-k8s.io")) {
+      noded = noded && m.contains("status") && m["status"].contains("nodeRef");
+    }
+    return noded && workload.is_object() &&
+           e2e::conditionOf(workload, "ControlPlaneInitialized", "status") == "True";
+  })) << workload.dump(2);
+
+  // What must arrive unchanged: every Secret clusterctl moves by label.
+  auto moved_secrets = [&](const rig::Env& env) {
+    std::map<std::string, std::string> out;
+    const json list = json_on(
+        env, {"-n", "quickstart", "get", "secrets", "-l", "clusterctl.cluster.x-k8s.io/move"});
+    for (const json& s : list.value("items", json::array())) {
+      out[s["metadata"]["name"].get<std::string>()] = s.value("data", json::object()).dump();
+    }
+    return out;
+  };
+  const auto before = moved_secrets(source);
+  size_t states = 0;
+  for (const auto& [name, data] : before) {
+    states += name.rfind("tfstate-", 0) == 0 ? 1U : 0U;
+  }
+  ASSERT_EQ(states, 4U) << "the cluster's and the three machines' state Secrets";
+  // The credentials an operator restores on the target (the identity's
+  // source Secret lives in the provider's namespace, which move leaves).
+  const json credentials =
+      json_on(source, {"-n", "captf-system", "get", "secret", "quickstart-credentials"});
+  ASSERT_TRUE(credentials.is_object());
+  json restored = {
+      {"apiVersion", "v1"},
+      {"kind", "Secret"},
+      {"metadata", {{"name", "quickstart-credentials"}, {"namespace", "captf-system"}}},
+      {"data", credentials["data"]}};
+  r = rig::run({target.kubectl, "--kubeconfig", target.kubeconfig, "apply", "-f", "-"},
+               restored.dump());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(on(target, {"create", "namespace", "quickstart"}).exit_code, 0);
+
+  r = rig::run({source.clusterctl, "move", "--kubeconfig", source.kubeconfig, "--to-kubeconfig",
+                target.kubeconfig, "--namespace", "quickstart"},
+               "", {{"CLUSTERCTL_DISABLE_VERSIONCHECK", "true"}});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+
+  // The target has the cluster, provisioned, with its identity.
+  EXPECT_TRUE(json_on(target, {"get", "terraformclusteridentity", "quickstart"}).is_object());
+  json tc;
+  EXPECT_TRUE(e2e::eventually([&] {
+    tc = json_on(target, {"-n", "quickstart", "get", "terraformcluster", "quickstart"});
+    return e2e::readyTrue(tc);
+  })) << tc.dump(2);
+  const json cluster = json_on(
+      target, {"-n", "quickstart", "get", "clusters.v1beta2.cluster.x-k8s.io", "quickstart"});
+  ASSERT_TRUE(cluster.is_object());
+  EXPECT_FALSE(cluster["spec"].value("paused", false)) << "clusterctl unpauses it on the target";
+  EXPECT_EQ(json_on(target, {"-n", "quickstart", "get", "terraformmachines"})["items"].size(), 3U);
+  // Adopted, not re-applied: the moved Secrets are byte-for-byte what left
+  // the source, and no apply Job ran, for as long as a resync takes.
+  std::this_thread::sleep_for(std::chrono::seconds(40));
+  const json jobs = json_on(target, {"-n", "quickstart", "get", "jobs"});
+  for (const json& job : jobs.value("items", json::array())) {
+    EXPECT_NE(job["metadata"]["labels"].value("captf.infrastructure.cluster.x-k8s.io/op", ""),
+              "apply")
+        << job["metadata"]["name"];
+  }
+  const auto after = moved_secrets(target);
+  for (const auto& [name, data] : before) {
+    if (name.rfind("tfstate-", 0) == 0) {
+      ASSERT_TRUE(after.contains(name)) << name;
+      EXPECT_EQ(after.at(name), data) << name << " changed on the target";
+    }
+  }
+  // The source keeps nothing of the cluster.
+  EXPECT_TRUE(json_on(source, {"-n", "quickstart", "get", "terraformclusters,terraformmachines"})
+                  .value("items", json::array())
+                  .empty());
+  EXPECT_TRUE(moved_secrets(source).empty());
+  rig::run({e2e::sourceDir() + "/test/rig/rig", "down", "--dir", target.dir});
 }
 
 } // namespace

@@ -92,42 +92,68 @@ void stopRig() {
 
 } // namespace
 
+namespace {
+
+const char* tierName(Tier tier) {
+  switch (tier) {
+  case Tier::kInstall:
+    return "install";
+  case Tier::kCapi:
+    return "capi";
+  case Tier::kE2e:
+    return "e2e";
+  case Tier::kIntegration:
+    break;
+  }
+  return "integration";
+}
+
+// Starts a rig of `tier` in a new temporary directory, owned by this
+// process; exits the binary with the rig's cause when it cannot start.
+Env startRig(Tier tier) {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "captf-rig-XXXXXX").string();
+  if (mkdtemp(tmpl.data()) == nullptr) {
+    std::fprintf(stderr, "rig: cannot create a temporary directory: %s\n", std::strerror(errno));
+    std::exit(1);
+  }
+  CommandResult up = run({rigCommand(), "up", "--dir", tmpl, "--tier", tierName(tier),
+                          "--owner-pid", std::to_string(getpid())});
+  if (up.exit_code != 0) {
+    std::fprintf(stderr, "%s\nrig: could not start the %s rig (exit %d); logs in %s/logs\n",
+                 up.output.c_str(), tierName(tier), up.exit_code, tmpl.c_str());
+    std::exit(1);
+  }
+  Env env;
+  env.dir = tmpl;
+  env.vars = readEnvFile(tmpl + "/env");
+  env.kubeconfig = env.vars["KUBECONFIG"];
+  env.server = env.vars["CAPTF_RIG_SERVER"];
+  env.ca_file = env.vars["CAPTF_RIG_CA"];
+  env.kubectl = env.vars["CAPTF_RIG_KUBECTL"];
+  env.tofu = env.vars["CAPTF_RIG_TOFU"];
+  env.registry = env.vars["CAPTF_RIG_REGISTRY"];
+  env.clusterctl = env.vars["CAPTF_RIG_CLUSTERCTL"];
+  return env;
+}
+
+} // namespace
+
 const Env& shared(Tier tier) {
   SharedRig& rig = sharedRig();
   std::call_once(rig.once, [&] {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "captf-rig-XXXXXX").string();
-    if (mkdtemp(tmpl.data()) == nullptr) {
-      std::fprintf(stderr, "rig: cannot create a temporary directory: %s\n", std::strerror(errno));
-      std::exit(1);
-    }
     rig.tier = tier;
-    rig.env.dir = tmpl;
-    const char* tier_name = tier == Tier::kInstall ? "install"
-                            : tier == Tier::kCapi  ? "capi"
-                            : tier == Tier::kE2e   ? "e2e"
-                                                   : "integration";
-    CommandResult up = run({rigCommand(), "up", "--dir", tmpl, "--tier", tier_name, "--owner-pid",
-                            std::to_string(getpid())});
-    if (up.exit_code != 0) {
-      std::fprintf(stderr, "%s\nrig: could not start the %s rig (exit %d); logs in %s/logs\n",
-                   up.output.c_str(), tier_name, up.exit_code, tmpl.c_str());
-      std::exit(1);
-    }
+    rig.env = startRig(tier);
     std::atexit(stopRig);
-    rig.env.vars = readEnvFile(tmpl + "/env");
-    rig.env.kubeconfig = rig.env.vars["KUBECONFIG"];
-    rig.env.server = rig.env.vars["CAPTF_RIG_SERVER"];
-    rig.env.ca_file = rig.env.vars["CAPTF_RIG_CA"];
-    rig.env.kubectl = rig.env.vars["CAPTF_RIG_KUBECTL"];
-    rig.env.tofu = rig.env.vars["CAPTF_RIG_TOFU"];
-    rig.env.registry = rig.env.vars["CAPTF_RIG_REGISTRY"];
-    rig.env.clusterctl = rig.env.vars["CAPTF_RIG_CLUSTERCTL"];
   });
   if (static_cast<int>(tier) > static_cast<int>(rig.tier)) {
     std::fprintf(stderr, "rig: this binary started a lower tier and then asked for a higher one\n");
     std::exit(1);
   }
   return rig.env;
+}
+
+Env another(Tier tier) {
+  return startRig(tier);
 }
 
 pid_t spawn(const std::vector<std::string>& argv, const std::string& log,

@@ -40,6 +40,10 @@ struct Env {
 // tier can run without it. Thread-safe.
 const Env& shared(Tier tier);
 
+// A second rig, for the tests that need two control planes (clusterctl
+// move). It stops when this process exits; its directory stays.
+Env another(Tier tier);
+
 struct CommandResult {
   int exit_code = -1;
   std::string output; // stdout and stderr, interleaved
