@@ -63,7 +63,11 @@ else
   "$ROOT/scripts/install.sh" --kubeconfig "$KUBECONFIG" --registry "$CAPTF_RIG_REGISTRY" \
     --out "$INSTALL" "${release_args[@]}" 2>&1 | sed 's/^/    /'
 fi
-version=$(ls "$INSTALL/release/repository/infrastructure-terraform")
+# The version clusterctl's inventory says is installed.
+version=$("$K" get providers.clusterctl.cluster.x-k8s.io -n captf-system infrastructure-terraform \
+  -o jsonpath='{.version}')
+[ -x "$INSTALL/release/$version/tfcapi-lint" ] ||
+  die "CAPTF $version is installed but $INSTALL has not its release; run scripts/quickstart.sh down first"
 
 stage "sample modules: lint, package with OpenTofu, push"
 lint=$INSTALL/release/$version/tfcapi-lint

@@ -27,7 +27,7 @@ mkdir -p "$work/rootfs/etc"
 install -m 0755 "$bin/capi-manager" "$work/rootfs/manager"
 printf 'nonroot:x:65532:65532:nonroot:/nonexistent:/sbin/nologin\n' >"$work/rootfs/etc/passwd"
 repo=$registry/cluster-api/cluster-api-controller
-pushed=$("${RIG_COMMAND:-$HERE/rig}" image push --rootfs "$work/rootfs" --ref "$repo:$CAPI_VERSION" \
+pushed=$("$HERE/rig" image push --rootfs "$work/rootfs" --ref "$repo:$CAPI_VERSION" \
   --user 65532:65532 --entrypoint /manager)
 digest=${pushed##*@}
 [[ "$digest" == sha256:* ]] || { echo "capi-repository: the push printed no digest: $pushed" >&2; exit 1; }

@@ -80,26 +80,17 @@ func (r *rig) startCAPI() (string, error) {
 	if err != nil || len(crds) == 0 {
 		return "", fmt.Errorf("no Cluster API CRDs under %s/core/config/crd/bases", src)
 	}
-	var names []string
-	for _, f := range crds {
-		objs, err := readObjects(f)
-		if err != nil {
-			return "", err
+	names, err := installCRDs(ctx, dyn, crds, func(o *unstructured.Unstructured) error {
+		if versions, _, _ := unstructured.NestedSlice(o.Object, "spec", "versions"); len(versions) > 1 {
+			conv := map[string]any{"strategy": "Webhook", "webhook": map[string]any{
+				"conversionReviewVersions": []any{"v1"},
+				"clientConfig":             map[string]any{"url": base + "/convert", "caBundle": caBundle}}}
+			return unstructured.SetNestedMap(o.Object, conv, "spec", "conversion")
 		}
-		for _, o := range objs {
-			if versions, _, _ := unstructured.NestedSlice(o.Object, "spec", "versions"); len(versions) > 1 {
-				conv := map[string]any{"strategy": "Webhook", "webhook": map[string]any{
-					"conversionReviewVersions": []any{"v1"},
-					"clientConfig":             map[string]any{"url": base + "/convert", "caBundle": caBundle}}}
-				if err := unstructured.SetNestedMap(o.Object, conv, "spec", "conversion"); err != nil {
-					return "", err
-				}
-			}
-			if err := createOrReplace(ctx, dyn.Resource(crdGVR), o); err != nil {
-				return "", fmt.Errorf("installing CRD %s: %v", o.GetName(), err)
-			}
-			names = append(names, o.GetName())
-		}
+		return nil
+	})
+	if err != nil {
+		return "", err
 	}
 	hooks, err := readObjects(filepath.Join(src, "core/config/webhook/manifests.yaml"))
 	if err != nil {
@@ -123,10 +114,8 @@ func (r *rig) startCAPI() (string, error) {
 			return "", fmt.Errorf("registering %s: %v", o.GetName(), err)
 		}
 	}
-	for _, n := range names {
-		if err := waitEstablished(ctx, dyn, n); err != nil {
-			return "", err
-		}
+	if err := waitAllEstablished(ctx, dyn, names); err != nil {
+		return "", err
 	}
 	c, err := startComponent(r.l.logs(), "capi-manager", filepath.Join(bin, "capi-manager"), []string{
 		"--kubeconfig=" + r.l.p("kubeconfig"), "--leader-elect=false",
@@ -145,6 +134,41 @@ func (r *rig) startCAPI() (string, error) {
 	}
 	r.capi = c
 	return filepath.Join(bin, "clusterctl"), nil
+}
+
+// installCRDs creates (or replaces) every CustomResourceDefinition in
+// files, after mutate, and returns their names.
+func installCRDs(ctx context.Context, dyn dynamic.Interface, files []string,
+	mutate func(*unstructured.Unstructured) error) ([]string, error) {
+	var names []string
+	for _, f := range files {
+		objs, err := readObjects(f)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range objs {
+			if o.GetKind() != "CustomResourceDefinition" {
+				continue
+			}
+			if err := mutate(o); err != nil {
+				return nil, err
+			}
+			if err := createOrReplace(ctx, dyn.Resource(crdGVR), o); err != nil {
+				return nil, fmt.Errorf("installing CRD %s: %v", o.GetName(), err)
+			}
+			names = append(names, o.GetName())
+		}
+	}
+	return names, nil
+}
+
+func waitAllEstablished(ctx context.Context, dyn dynamic.Interface, names []string) error {
+	for _, n := range names {
+		if err := waitEstablished(ctx, dyn, n); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func readObjects(path string) ([]*unstructured.Unstructured, error) {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -36,26 +37,12 @@ func (r *rig) startCertManager() error {
 	if err != nil || len(files) == 0 {
 		return fmt.Errorf("no cert-manager CRDs under %s/deploy/crds", src)
 	}
-	var names []string
-	for _, f := range files {
-		objs, err := readObjects(f)
-		if err != nil {
-			return err
-		}
-		for _, o := range objs {
-			if o.GetKind() != "CustomResourceDefinition" {
-				continue
-			}
-			if err := createOrReplace(ctx, dyn.Resource(crdGVR), o); err != nil {
-				return fmt.Errorf("installing CRD %s: %v", o.GetName(), err)
-			}
-			names = append(names, o.GetName())
-		}
+	names, err := installCRDs(ctx, dyn, files, func(*unstructured.Unstructured) error { return nil })
+	if err != nil {
+		return err
 	}
-	for _, n := range names {
-		if err := waitEstablished(ctx, dyn, n); err != nil {
-			return err
-		}
+	if err := waitAllEstablished(ctx, dyn, names); err != nil {
+		return err
 	}
 	c, err := startComponent(r.l.logs(), "cert-manager", bin, []string{"--kubeconfig=" + r.l.p("kubeconfig")}, nil)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -42,26 +43,24 @@ func newPodSubnet(apiPort int) *podSubnet {
 		used: map[int]bool{}, next: 2}
 }
 
-func (s *podSubnet) take() (string, error) {
+// take returns a free host number of the subnet.
+func (s *podSubnet) take() (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i := 0; i < 253; i++ {
 		n := 2 + (s.next-2+i)%253
 		if !s.used[n] {
 			s.used[n], s.next = true, n+1
-			return s.prefix + fmt.Sprint(n), nil
+			return n, nil
 		}
 	}
-	return "", errors.New("the rig's pod subnet " + s.prefix + "0/24 is full")
+	return 0, errors.New("the rig's pod subnet " + s.prefix + "0/24 is full")
 }
 
-func (s *podSubnet) give(ip string) {
-	var n int
-	if _, err := fmt.Sscanf(strings.TrimPrefix(ip, s.prefix), "%d", &n); err == nil {
-		s.mu.Lock()
-		delete(s.used, n)
-		s.mu.Unlock()
-	}
+func (s *podSubnet) give(n int) {
+	s.mu.Lock()
+	delete(s.used, n)
+	s.mu.Unlock()
 }
 
 // sweep removes what a rig that died left behind: pod IPs of its subnet on
@@ -86,6 +85,7 @@ func (s *podSubnet) sweep(nsPrefix string) {
 // podNet is one pod's network.
 type podNet struct {
 	name, ip  string
+	host      int // ip's host number in subnet
 	subnet    *podSubnet
 	mu        sync.Mutex
 	listeners []net.Listener
@@ -108,11 +108,12 @@ func needsNetwork(pod *corev1.Pod) bool {
 
 // openPodNet creates the namespace, the pod IP and the forwarders.
 func openPodNet(s *podSubnet, name string, pod *corev1.Pod, hostPorts []int) (*podNet, error) {
-	ip, err := s.take()
+	host, err := s.take()
 	if err != nil {
 		return nil, err
 	}
-	n := &podNet{name: name, ip: ip, subnet: s}
+	ip := s.prefix + strconv.Itoa(host)
+	n := &podNet{name: name, ip: ip, host: host, subnet: s}
 	run := func(args ...string) error {
 		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
 			return fmt.Errorf("ip %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
@@ -121,7 +122,7 @@ func openPodNet(s *podSubnet, name string, pod *corev1.Pod, hostPorts []int) (*p
 	}
 	_ = run("netns", "del", name)
 	if err := run("netns", "add", name); err != nil {
-		s.give(ip)
+		s.give(host)
 		return nil, err
 	}
 	fail := func(err error) (*podNet, error) { n.close(); return nil, err }
@@ -209,7 +210,7 @@ func (n *podNet) close() {
 	n.mu.Unlock()
 	_ = exec.Command("ip", "addr", "del", n.ip+"/32", "dev", "lo").Run()
 	_ = exec.Command("ip", "netns", "del", n.name).Run()
-	n.subnet.give(n.ip)
+	n.subnet.give(n.host)
 }
 
 // inNetns runs fn on an OS thread that entered the namespace at path;
