@@ -13,6 +13,12 @@ find_package(gRPC CONFIG REQUIRED)
 find_package(Boost 1.74 REQUIRED)
 find_package(yaml-cpp REQUIRED)
 find_package(CLI11 QUIET)
+# libgit2 (Git module sources, contract/git.h) has no CMake package in
+# Debian: pkg-config. libssh2 only for its static closure (runner/static.cmake):
+# libgit2.pc lists -lssh2 without libssh2's own dependencies.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(LIBGIT2 REQUIRED IMPORTED_TARGET libgit2)
+pkg_check_modules(LIBSSH2 REQUIRED libssh2)
 if(CAPTF_BUILD_TESTS)
   find_package(GTest REQUIRED)
   find_package(benchmark QUIET)

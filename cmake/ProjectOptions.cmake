@@ -53,6 +53,9 @@ function(captf_test name label)
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gmock GTest::gtest_main
                         project_options project_warnings)
   set(env "CAPTF_SOURCE_DIR=${PROJECT_SOURCE_DIR};CAPTF_BINARY_DIR=${PROJECT_BINARY_DIR}")
+  if(CAPTF_SANITIZE)
+    list(APPEND env "LSAN_OPTIONS=suppressions=${PROJECT_SOURCE_DIR}/test/lsan.supp")
+  endif()
   if(label STREQUAL "unit")
     gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST
                          PROPERTIES LABELS unit TIMEOUT 120 ENVIRONMENT "${env}")

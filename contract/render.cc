@@ -26,11 +26,24 @@ std::string interpolate(std::string_view prefix, std::string_view name) {
   return strCat("${", prefix, name, "}");
 }
 
+} // namespace
+
+std::string gitModuleSource(std::string_view path) {
+  std::string source = strCat("../..", kGitCheckoutPath.substr(std::string_view("/captf").size()));
+  if (!path.empty()) {
+    source = strCat(source, "/", path);
+  }
+  return source;
+}
+
+namespace {
+
 json mainTf(const RenderRequest& request) {
   const RoleSpec& spec = roleSpec(request.role);
   json root = backendOnlyRoot();
   json variables = json::object();
-  json module = {{"source", kModuleSource}};
+  json module = {{"source", request.module_source.empty() ? std::string(kModuleSource)
+                                                          : request.module_source}};
   for (const InputSpec& input_spec : spec.inputs) {
     json variable = {{"type", terraformType(*input_spec.declared_type)}};
     if (input_spec.value_type->nullability == Nullability::kNullable) {

@@ -24,6 +24,12 @@ inline constexpr std::string_view kTfvarsFileName = "terraform.tfvars.json";
 // /captf/work/root/../../module to /captf/module, so `init` fetches nothing.
 inline constexpr std::string_view kModuleCallName = "role";
 inline constexpr std::string_view kModuleSource = "../../module";
+// A Git source (docs/decisions/git-sources.md): the Job writes the
+// repository at kGitCheckoutPath (an emptyDir at /captf/source) and the root
+// calls the module at its path inside, gitModuleSource(path) from the root.
+inline constexpr std::string_view kGitSourceMount = "/captf/source";
+inline constexpr std::string_view kGitCheckoutPath = "/captf/source/repo";
+std::string gitModuleSource(std::string_view path);
 // main.tf.json plus terraform.tfvars.json, in bytes (§3.6).
 inline constexpr std::size_t kMaxRenderedBytes = 1'000'000;
 
@@ -41,6 +47,8 @@ struct RenderRequest {
   // The role's contract inputs object (see contract/inputs.h).
   nlohmann::json inputs{};
   std::vector<UserVariable> variables{};
+  // The module call's source; "" is kModuleSource (an image's module).
+  std::string module_source{};
 };
 
 struct RenderedRoot {

@@ -39,7 +39,7 @@ struct StepNameEntry {
   pb::Step value;
   std::string_view name;
 };
-constexpr std::array<StepNameEntry, 11> kSteps = {{
+constexpr std::array<StepNameEntry, 12> kSteps = {{
     {pb::STEP_PREPARE, "prepare"},
     {pb::STEP_INIT, "init"},
     {pb::STEP_FORCE_UNLOCK, "force-unlock"},
@@ -51,6 +51,7 @@ constexpr std::array<StepNameEntry, 11> kSteps = {{
     {pb::STEP_DESTROY, "destroy"},
     {pb::STEP_STATE_PUSH, "state-push"},
     {pb::STEP_STATE_LIST, "state-list"},
+    {pb::STEP_FETCH, "fetch"},
 }};
 
 // Valid ranges of the well-known types (outside them the JSON printer fails).

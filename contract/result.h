@@ -33,7 +33,8 @@ std::string_view operationName(captf::runner::v1alpha1::Operation operation);
 absl::StatusOr<captf::runner::v1alpha1::Operation> parseOperation(std::string_view name);
 
 // "prepare", "init", "force-unlock", "validate", "plan", "show-json",
-// "apply", "apply-refresh-only", "destroy", "state-push", "state-list".
+// "apply", "apply-refresh-only", "destroy", "state-push", "state-list",
+// "fetch".
 std::string_view stepName(captf::runner::v1alpha1::Step step);
 absl::StatusOr<captf::runner::v1alpha1::Step> parseStep(std::string_view name);
 

@@ -7,6 +7,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "contract/git.h"
+#include "contract/git_source.h"
 #include "lint/checks/module_checks.h"
 #include "lint/finding.h"
 #include "lint/module/loader.h"
@@ -52,8 +54,9 @@ void addCheckFlags(CLI::App& cmd, CheckFlags& flags, std::string_view positional
 class Cli {
 public:
   Cli(std::ostream& out, std::ostream& err, const ContractSource& contracts, const BuildInfo& build,
-      const ImageEnvironment& image_env)
-      : out_(out), err_(err), contracts_(contracts), build_(build), image_env_(image_env) {}
+      const ImageEnvironment& image_env, const GitEnvironment& git_env)
+      : out_(out), err_(err), contracts_(contracts), build_(build), image_env_(image_env),
+        git_env_(git_env) {}
 
   int run(std::span<const std::string> args) {
     CLI::App app{"tfcapi-lint checks a CAPTF module or image against the module contract.",
@@ -65,8 +68,13 @@ public:
             ->expected(0, 1);
 
     CheckFlags module_flags;
-    CLI::App* module_cmd = app.add_subcommand("module", "check a module directory");
+    CLI::App* module_cmd = app.add_subcommand(
+        "module", "check a module directory, or a git::URL//path?ref=REF module address");
     addCheckFlags(*module_cmd, module_flags, "module-dir");
+    std::string git_credentials;
+    module_cmd->add_option("--git-credentials", git_credentials,
+                           "a directory holding a Git credentials Secret's keys (username, "
+                           "password, token, ssh-privatekey, known_hosts, ca.crt)");
 
     CheckFlags image_flags;
     std::string platform = "linux/amd64";
@@ -106,7 +114,7 @@ public:
       return kExitOk;
     }
     if (module_cmd->parsed()) {
-      return runModule(*module_cmd, module_flags);
+      return runModule(*module_cmd, module_flags, git_credentials);
     }
     if (image_cmd->parsed()) {
       return runImage(*image_cmd, image_flags, platform, image_cmd->count("--platform") > 0,
@@ -175,7 +183,7 @@ private:
     return kExitOk;
   }
 
-  int runModule(CLI::App& cmd, const CheckFlags& flags) {
+  int runModule(CLI::App& cmd, const CheckFlags& flags, const std::string& git_credentials) {
     const std::string path = concat(kProgram, " module");
     if (const int rc = validate(cmd, path, flags, "exactly one module directory is required");
         rc != kExitOk) {
@@ -185,19 +193,53 @@ private:
     if (!contract.ok()) {
       return usage(cmd, path, std::string(contract.status().message()));
     }
-    const std::string& dir = flags.positionals.front();
+    const std::string& source = flags.positionals.front();
+    if (!source.starts_with("git::")) {
+      if (!git_credentials.empty()) {
+        return usage(cmd, path, "--git-credentials applies to git:: addresses only");
+      }
+      return lintModule(source, source, *contract, flags, path);
+    }
+    const absl::StatusOr<contract::GitModuleAddress> address =
+        contract::parseGitModuleAddress(source);
+    if (!address.ok()) {
+      return usage(cmd, path, concat(source, ": ", address.status().message()));
+    }
+    contract::git::Credentials credentials;
+    if (!git_credentials.empty()) {
+      absl::StatusOr<contract::git::Credentials> loaded =
+          contract::git::credentialsFromDirectory(git_credentials);
+      if (!loaded.ok()) {
+        return usage(cmd, path, std::string(loaded.status().message()));
+      }
+      credentials = *std::move(loaded);
+    }
+    absl::StatusOr<std::unique_ptr<GitCheckout>> checkout =
+        fetchGitModule(*address, credentials, git_env_);
+    if (!checkout.ok()) {
+      err_ << path << ": " << checkout.status().message() << "\n";
+      return kExitUnparsable;
+    }
+    // The report names the address, and files relative to the module, as
+    // for a directory.
+    return lintModule((*checkout)->moduleDir().string(), source, *contract, flags, path);
+  }
+
+  // Loads and checks the module in `dir`; the report calls it `name`.
+  int lintModule(const std::string& dir, const std::string& name, const RoleContract& contract,
+                 const CheckFlags& flags, std::string_view path) {
     absl::StatusOr<ModuleTree> tree = loadModuleTree(dir);
     if (!tree.ok()) {
       err_ << path << ": " << tree.status().message() << "\n";
       return kExitUnparsable;
     }
     Report report;
-    report.module = dir;
+    report.module = name;
     report.contract = flags.contract;
     report.role = flags.role;
     report.file_set =
         tree->root().files.empty() ? "no module" : std::string(tree->root().fileSet());
-    report.findings = runModuleChecks(*tree, *contract);
+    report.findings = runModuleChecks(*tree, contract);
     allowWarnings(report.findings,
                   std::set<std::string>(flags.allow_warning.begin(), flags.allow_warning.end()));
     sortFindings(report.findings);
@@ -279,14 +321,15 @@ private:
   const ContractSource& contracts_;
   const BuildInfo& build_;
   const ImageEnvironment& image_env_;
+  const GitEnvironment& git_env_;
 };
 
 } // namespace
 
 int runCli(std::span<const std::string> args, std::ostream& out, std::ostream& err,
            const ContractSource& contracts, const BuildInfo& build,
-           const ImageEnvironment& image_env) {
-  return Cli(out, err, contracts, build, image_env).run(args);
+           const ImageEnvironment& image_env, const GitEnvironment& git_env) {
+  return Cli(out, err, contracts, build, image_env, git_env).run(args);
 }
 
 } // namespace captf::lint

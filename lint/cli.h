@@ -5,6 +5,7 @@
 #include <string>
 
 #include "lint/contract_view.h"
+#include "lint/git_module.h"
 #include "lint/image_lint.h"
 
 // The tfcapi-lint command line (spec §4.1-§4.4), as a function so that tests
@@ -30,9 +31,10 @@ struct ImageEnvironment {
 
 // Runs one invocation; `args` includes the program name. Writes reports to
 // `out`, usage and load errors to `err`, and returns the exit code (§4.3):
-// 0 clean, 1 findings, 2 the module or image cannot be read or parsed, 3 usage.
+// 0 clean, 1 findings, 2 the module or image cannot be read or parsed (for
+// a git:: address: cannot be listed, resolved or fetched), 3 usage.
 int runCli(std::span<const std::string> args, std::ostream& out, std::ostream& err,
            const ContractSource& contracts, const BuildInfo& build,
-           const ImageEnvironment& image_env = {});
+           const ImageEnvironment& image_env = {}, const GitEnvironment& git_env = {});
 
 } // namespace captf::lint

@@ -1,4 +1,5 @@
 // tfcapi-lint: checks a CAPTF module or image against the module and image contracts (spec §4).
+#include <csignal>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -17,6 +18,9 @@
 #endif
 
 int main(int argc, char** argv) {
+  // git:: addresses: a Git server that hangs up while libgit2 writes must
+  // give a write error, not end the process with SIGPIPE.
+  std::signal(SIGPIPE, SIG_IGN);
   const std::vector<std::string> args(argv, argv + argc);
   const captf::lint::ContractTables contracts;
   const captf::lint::BuildInfo build{CAPTF_LINT_VERSION, CAPTF_LINT_COMMIT, CAPTF_LINT_DATE};

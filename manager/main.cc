@@ -160,6 +160,17 @@ int run(int argc, char** argv) {
   app.add_option("--sync-period", sync_period, "Informer resync period")
       ->check(kGoDuration)
       ->capture_default_str();
+  std::string git_poll_interval = "1m0s";
+  std::string git_timeout = "30s";
+  app.add_option("--git-poll-interval", git_poll_interval,
+                 "How often each Git remote's branches and tags are listed")
+      ->check(kGoDuration)
+      ->capture_default_str();
+  app.add_option("--git-timeout", git_timeout, "Upper bound of one Git remote listing")
+      ->check(kGoDuration)
+      ->capture_default_str();
+  app.add_option("--git-workers", settings.git_workers, "Git remotes listed at once")
+      ->capture_default_str();
   app.add_option("--terraformcluster-concurrency", settings.terraformcluster_concurrency)
       ->capture_default_str();
   app.add_option("--terraformmachine-concurrency", settings.terraformmachine_concurrency)
@@ -279,6 +290,14 @@ int run(int argc, char** argv) {
   // Every duration flag passed kGoDuration while parsing.
   settings.drift_default_interval = std::chrono::duration_cast<std::chrono::seconds>(*drift);
   settings.sync_period = std::chrono::duration_cast<std::chrono::seconds>(*sync);
+  settings.git_poll_interval =
+      std::chrono::duration_cast<std::chrono::milliseconds>(*parseDuration(git_poll_interval));
+  settings.git_timeout =
+      std::chrono::duration_cast<std::chrono::milliseconds>(*parseDuration(git_timeout));
+  if (settings.git_poll_interval <= std::chrono::milliseconds(0) ||
+      settings.git_timeout <= std::chrono::milliseconds(0) || settings.git_workers < 1) {
+    return fail("--git-poll-interval and --git-timeout must be positive, --git-workers >= 1");
+  }
   if (settings.state_backups < 0) {
     return fail("--state-backups must be >= 0");
   }
@@ -469,5 +488,9 @@ int main(int argc, char** argv) {
   if (std::getenv("MALLOC_ARENA_MAX") == nullptr) {
     mallopt(M_ARENA_MAX, 2);
   }
+  // A peer that closes its connection mid-write (libgit2's HTTPS and SSH
+  // transports of the ref watcher write to sockets without MSG_NOSIGNAL) is a
+  // write error to handle, not the end of the process.
+  std::signal(SIGPIPE, SIG_IGN);
   return run(argc, argv);
 }

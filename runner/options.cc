@@ -8,6 +8,7 @@
 #include <limits>
 #include <string_view>
 
+#include "contract/git_source.h"
 #include "contract/result.h"
 #include "contract/strings.h"
 
@@ -194,6 +195,85 @@ absl::Status checkEventObject(std::string_view value) {
       std::any_of(parts.begin(), parts.end(), [](std::string_view p) { return p.empty(); })) {
     return badValue("event-object", value, "want <apiVersion>/<kind>/<namespace>/<name>/<uid>");
   }
+  return absl::OkStatus();
+}
+
+// An absolute path without "." or ".." components, trailing '/' dropped.
+std::optional<std::string> normalAbsolutePath(std::string_view path) {
+  if (path.empty() || path.front() != '/') {
+    return std::nullopt;
+  }
+  std::string out;
+  std::size_t start = 1;
+  while (start <= path.size()) {
+    const auto end = std::min(path.find('/', start), path.size());
+    const std::string_view part = path.substr(start, end - start);
+    start = end + 1;
+    if (part.empty()) {
+      continue;
+    }
+    if (part == "." || part == "..") {
+      return std::nullopt;
+    }
+    out += '/';
+    out.append(part);
+  }
+  return out.empty() ? std::string("/") : out;
+}
+
+// A --git-ref: refs/heads/<branch> or refs/tags/<tag>.
+absl::Status checkGitRef(std::string_view value) {
+  contract::GitRef ref;
+  if (value.starts_with("refs/heads/")) {
+    ref = contract::GitRef{contract::GitRefKind::kBranch, std::string(value.substr(11))};
+  } else if (value.starts_with("refs/tags/")) {
+    ref = contract::GitRef{contract::GitRefKind::kTag, std::string(value.substr(10))};
+  } else {
+    return badValue("git-ref", value, "want refs/heads/<branch> or refs/tags/<tag>");
+  }
+  if (auto status = contract::validateGitRef(ref); !status.ok()) {
+    return badValue("git-ref", value, std::string(status.message()));
+  }
+  return absl::OkStatus();
+}
+
+// The --git-* flags go together, and --module lies inside --git-checkout.
+absl::Status checkGitSource(RunOptions& run, bool max_bytes_given) {
+  if (!run.git_url) {
+    if (!run.git_commit.empty() || !run.git_ref.empty() || !run.git_checkout.empty() ||
+        !run.git_credentials.empty() || max_bytes_given) {
+      return usage("run: --git-commit, --git-ref, --git-checkout, --git-credentials and "
+                   "--git-max-bytes need --git-url");
+    }
+    return absl::OkStatus();
+  }
+  if (run.git_commit.empty()) {
+    return usage("run: --git-url needs --git-commit");
+  }
+  if (!contract::isCommitId(run.git_commit)) {
+    return badValue("git-commit", run.git_commit, "want a full 40-digit lower-case hex commit id");
+  }
+  if (!run.git_ref.empty()) {
+    if (auto status = checkGitRef(run.git_ref); !status.ok()) {
+      return status;
+    }
+  }
+  if (run.git_checkout.empty()) {
+    return usage("run: --git-url needs --git-checkout");
+  }
+  const auto checkout = normalAbsolutePath(run.git_checkout);
+  if (!checkout || *checkout == "/") {
+    return badValue("git-checkout", run.git_checkout,
+                    "want an absolute directory path without . or .. (not /)");
+  }
+  const auto module = normalAbsolutePath(run.module);
+  if (!module || (*module != *checkout && !module->starts_with(*checkout + "/"))) {
+    return badValue(
+        "module", run.module,
+        strCat("with --git-url, --module must be a directory inside --git-checkout ", *checkout));
+  }
+  run.git_checkout = *checkout;
+  run.module = *module;
   return absl::OkStatus();
 }
 
@@ -392,6 +472,30 @@ private:
         [&run](std::string_view v) { return setDuration("lock-timeout", v, run.lock_timeout); });
     add("stop-timeout", Scope::kRun, Arity::kValue,
         [&run](std::string_view v) { return setDuration("stop-timeout", v, run.stop_timeout); });
+    add("git-url", Scope::kRun, Arity::kValue, [&run](std::string_view v) {
+      auto url = contract::parseGitUrl(v);
+      if (!url.ok()) {
+        return badValue("git-url", v, std::string(url.status().message()));
+      }
+      run.git_url = *std::move(url);
+      return absl::OkStatus();
+    });
+    addString("git-commit", run.git_commit);
+    addString("git-ref", run.git_ref);
+    addString("git-checkout", run.git_checkout);
+    addString("git-credentials", run.git_credentials);
+    add("git-max-bytes", Scope::kRun, Arity::kValue, [this, &run](std::string_view v) {
+      std::int64_t bytes = 0;
+      if (auto status = setQuantity("git-max-bytes", v, bytes); !status.ok()) {
+        return status;
+      }
+      if (bytes <= 0) {
+        return badValue("git-max-bytes", v, "want a positive quantity such as 256Mi");
+      }
+      run.git_max_bytes = static_cast<std::uint64_t>(bytes);
+      git_max_bytes_set_ = true;
+      return absl::OkStatus();
+    });
     add("restore-chunks", Scope::kRun, Arity::kValue,
         [&run](std::string_view v) { return setCount("restore-chunks", v, run.restore_chunks); });
     add("restore-resources", Scope::kRun, Arity::kValue, [&run](std::string_view v) {
@@ -436,7 +540,7 @@ private:
       return usage(strCat("unknown command \"", command, "\": want copy, run or version"));
     }
     inv_.command = Command::kRun;
-    const RunOptions& run = inv_.run;
+    RunOptions& run = inv_.run;
     if (!rest.empty()) {
       return usage(strCat("run: unexpected argument \"", rest.front(), "\""));
     }
@@ -452,6 +556,9 @@ private:
     if (run.event_object.empty() != run.job_name.empty()) {
       return usage("run: --event-object and --job-name go together");
     }
+    if (auto status = checkGitSource(run, git_max_bytes_set_); !status.ok()) {
+      return status;
+    }
     if (!run.event_object.empty()) {
       return checkEventObject(run.event_object);
     }
@@ -462,6 +569,7 @@ private:
   std::map<std::string, FlagHandler, std::less<>> handlers_;
   std::vector<std::string> run_flags_;
   bool bin_set_ = false;
+  bool git_max_bytes_set_ = false;
   bool version_flag_ = false;
 };
 
@@ -513,6 +621,12 @@ run flags:
   --job-name string
   --restore-chunks int         backup chunks under <config>/restore (0: count them)
   --restore-resources int      the backup's managed-resource count
+  --git-url string             a Git module source (https:// or ssh://); the fetch step runs first
+  --git-commit string          the commit to fetch, 40 hex (required with --git-url)
+  --git-ref string             the ref it was resolved from (refs/heads/..., refs/tags/...)
+  --git-checkout string        where the tree is written, empty or absent (required with --git-url)
+  --git-credentials string     a mounted Git credentials Secret
+  --git-max-bytes quantity     cap on bytes fetched and on bytes of files (default 256Mi)
 
 global flags:
   --feature-gates, --log-flush-frequency (5s), --log-json-info-buffer-size (0),

@@ -24,6 +24,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "captf/runner/v1alpha1/result.pb.h"
+#include "contract/git_source.h"
 #include "runner/logging.h"
 
 namespace captf::runner {
@@ -80,6 +81,17 @@ struct RunOptions {
   int restore_chunks = 0;
   // Unset when the flag was not given.
   std::optional<int> restore_resources;
+
+  // A Git module source (--git-url ...): the `fetch` step writes the tree
+  // of `git_commit` into `git_checkout` before anything else runs, and
+  // `module` is a directory inside it. Parsed with contract::parseGitUrl
+  // (https and ssh only); tests may set any URL libgit2 takes here.
+  std::optional<contract::GitUrl> git_url;
+  std::string git_commit;      // 40 hex
+  std::string git_ref;         // refs/heads/<name> or refs/tags/<name>: the hint
+  std::string git_checkout;    // absolute, lexically normal; the emptyDir
+  std::string git_credentials; // a mounted Secret (contract/git.h keys), or ""
+  std::uint64_t git_max_bytes = 256ull << 20;
 };
 
 struct Invocation {

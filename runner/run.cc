@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "contract/git.h"
 #include "contract/json_adapter.h"
 #include "contract/plan.h"
 #include "contract/render.h"
@@ -248,7 +249,7 @@ public:
     ctx_.log.info("run started", {{"op", contract::operationName(options_.operation)},
                                   {"image", options_.image},
                                   {"runtime", options_.bin.front()}});
-    if (preflight() && prepare()) {
+    if (fetchSource() && preflight() && prepare()) {
       readRuntimeVersion();
       operate();
     }
@@ -273,6 +274,67 @@ public:
 private:
   // --- Phases ------------------------------------------------------------
 
+  // The Git module source (--git-url): the tree of --git-commit into
+  // --git-checkout, before anything else; a failure ends the run.
+  bool fetchSource() {
+    if (!options_.git_url) {
+      return true;
+    }
+    if (stoppedBefore(pb::STEP_FETCH)) {
+      return false;
+    }
+    ctx_.log.info("step started", {{"step", "fetch"},
+                                   {"url", options_.git_url->canonical},
+                                   {"commit", options_.git_commit},
+                                   {"ref", options_.git_ref}});
+    const auto started = ctx_.clock.monotonicNow();
+    const absl::StatusOr<contract::git::FetchResult> fetched = fetchModuleSource();
+    const absl::Duration elapsed = absl::FromChrono(ctx_.clock.monotonicNow() - started);
+    recordStep(pb::STEP_FETCH, fetched.ok() ? 0 : kExitFailure, elapsed);
+    if (!fetched.ok()) {
+      if (fetched.status().code() == absl::StatusCode::kCancelled) {
+        fail(pb::ERROR_KIND_INTERRUPTED, pb::STEP_FETCH, kExitFailure,
+             "interrupted by SIGTERM during step fetch");
+        return false;
+      }
+      // contract/git.h's messages start with "fetch <url>: ".
+      std::string_view message(fetched.status().message().data(),
+                               fetched.status().message().size());
+      if (message.starts_with("fetch ")) {
+        message.remove_prefix(6);
+      }
+      fail(pb::ERROR_KIND_STEP, pb::STEP_FETCH, kExitFailure,
+           boundedSummary(strCat("fetch: ", message), redactor_));
+      return false;
+    }
+    ctx_.log.info("step finished", {{"step", "fetch"},
+                                    {"exitCode", 0},
+                                    {"durationMs", millis(elapsed)},
+                                    {"commit", fetched->commit},
+                                    {"files", fetched->files},
+                                    {"bytes", fetched->bytes}});
+    return true;
+  }
+
+  absl::StatusOr<contract::git::FetchResult> fetchModuleSource() {
+    contract::git::Credentials credentials;
+    if (!options_.git_credentials.empty()) {
+      auto loaded = contract::git::credentialsFromDirectory(options_.git_credentials);
+      if (!loaded.ok()) {
+        return loaded.status();
+      }
+      credentials = *std::move(loaded);
+      redactor_.addSecret(credentials.password);
+      redactor_.addSecret(credentials.ssh_private_key);
+    }
+    contract::git::FetchOptions fetch;
+    fetch.max_bytes = options_.git_max_bytes;
+    fetch.ref_hint = options_.git_ref;
+    fetch.cancelled = [this] { return ctx_.stop.stopRequested(); };
+    return contract::git::fetchCommit(*options_.git_url, credentials, options_.git_commit,
+                                      options_.git_checkout, fetch);
+  }
+
   bool preflight() {
     std::vector<std::string> problems;
     if (auto status = checkModuleDirectory(options_.module); !status.ok()) {
@@ -285,7 +347,9 @@ private:
       return true;
     }
     fail(pb::ERROR_KIND_IMAGE_LAYOUT, pb::STEP_UNSPECIFIED, kExitFailure,
-         boundedSummary(strCat("image layout: ", contract::strJoin(problems, "; ")), redactor_));
+         boundedSummary(strCat(options_.git_url ? "module source: " : "image layout: ",
+                               contract::strJoin(problems, "; ")),
+                        redactor_));
     return false;
   }
 
@@ -311,13 +375,25 @@ private:
       return status;
     }
     // The generated root calls its module by a relative path; it must land
-    // on --module.
-    const std::string reached = strCat(root_dir_, "/", contract::kModuleSource);
-    auto same = sameDirectory(reached, options_.module);
-    if (!same.ok() || !*same) {
-      return absl::FailedPreconditionError(strCat("the generated root calls its module at ",
-                                                  reached, ", which is not --module ",
-                                                  options_.module));
+    // on --module. An image's root calls kModuleSource; a Git source's root
+    // calls the module in the checkout (contract::gitModuleSource), so its
+    // own call is read. A restore root calls no module.
+    if (!(options_.git_url && options_.operation == pb::OPERATION_RESTORE)) {
+      std::string source(contract::kModuleSource);
+      if (options_.git_url) {
+        auto called = moduleCallSource();
+        if (!called.ok()) {
+          return called.status();
+        }
+        source = *std::move(called);
+      }
+      const std::string reached = strCat(root_dir_, "/", source);
+      auto same = sameDirectory(reached, options_.module);
+      if (!same.ok() || !*same) {
+        return absl::FailedPreconditionError(strCat("the generated root calls its module at ",
+                                                    reached, ", which is not --module ",
+                                                    options_.module));
+      }
     }
     if (auto status = writeRootFiles(); !status.ok()) {
       return status;
@@ -367,6 +443,28 @@ private:
       return status;
     }
     return readInputs(*main, *tfvars);
+  }
+
+  // module "role"'s source in <config>/main.tf.json: a local path ("./" or
+  // "../"), as the manager renders it.
+  absl::StatusOr<std::string> moduleCallSource() const {
+    auto text =
+        readFile(strCat(options_.config, "/", contract::kMainFileName), kMaxConfigFileBytes);
+    if (!text.ok()) {
+      return text.status();
+    }
+    auto parsed = contract::parseJson(*text, contract::kMainFileName);
+    if (!parsed.ok()) {
+      return parsed.status();
+    }
+    const nlohmann::json main = *std::move(parsed);
+    const auto source =
+        stringMember(member(member(main, "module"), contract::kModuleCallName), "source");
+    if (!source || !(source->starts_with("./") || source->starts_with("../"))) {
+      return absl::FailedPreconditionError(strCat("main.tf.json does not call module \"",
+                                                  contract::kModuleCallName, "\" by a local path"));
+    }
+    return *source;
   }
 
   // The secrets (values of variables the root declares sensitive) and the

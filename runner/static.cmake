@@ -6,6 +6,16 @@
 # which captf_runner_link_static() substitutes in the whole link closure of
 # a target.
 #
+# libgit2 (captf_git, the fetch step): pkg-config's imported target
+# PkgConfig::LIBGIT2 names libgit2.so by full path and nothing else, so its
+# link interface is replaced by the static closure `pkg-config --static`
+# gives (LIBGIT2_STATIC_LIBRARIES: git2 mbedtls mbedx509 mbedcrypto
+# http_parser ssh2 rt pcre2-8 z) followed by libssh2's own (libgit2.pc lists
+# -lssh2 without its dependencies: ssl crypto gpg-error dl z), as plain
+# names: under -static the linker takes each libfoo.a. libgit2.a also calls
+# GSSAPI (HTTP Negotiate), which Debian ships shared only: static_gssapi.cc
+# stands in for it (no mechanism available).
+#
 # gRPC: contract/ links gRPC into captf_contract_proto because report.proto
 # has a service, but the runner uses the messages only (the report stream
 # client is not written yet), so in static builds the gRPC libraries are
@@ -26,6 +36,13 @@ function(_captf_static_archive_of shared out)
 endfunction()
 
 function(captf_runner_link_static target)
+  target_sources(${target} PRIVATE ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/static_gssapi.cc)
+  if(TARGET PkgConfig::LIBGIT2)
+    set_target_properties(PkgConfig::LIBGIT2 PROPERTIES
+      INTERFACE_LINK_LIBRARIES "${LIBGIT2_STATIC_LIBRARIES};${LIBSSH2_STATIC_LIBRARIES};Threads::Threads"
+      INTERFACE_LINK_DIRECTORIES "${LIBGIT2_STATIC_LIBRARY_DIRS};${LIBSSH2_STATIC_LIBRARY_DIRS}")
+  endif()
+
   if(TARGET captf_contract_proto)
     get_target_property(proto_links captf_contract_proto INTERFACE_LINK_LIBRARIES)
     if(proto_links)

@@ -17,6 +17,8 @@ PKGS=(
   bubblewrap docker-registry
   # pod networks: ip (netns, addresses) and nsenter (docs/decisions/rig-pod-network.md)
   iproute2 util-linux
+  # the rig's Git server over SSH runs its own sshd (test/rig/README.md)
+  openssh-server
 )
 # .clang-format uses InsertBraces (clang-format >= 15); bookworm's default is 14.
 link_clang_format() {
@@ -35,9 +37,19 @@ fi
 echo "bootstrap: installing ${missing[*]}"
 SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
 export DEBIAN_FRONTEND=noninteractive
+new_sshd=false
+if [[ " ${missing[*]} " == *" openssh-server "* ]]; then
+  # Installed here, so no one uses its system service: Debian's init script
+  # and unit skip sshd while this file exists, so the package starts none.
+  new_sshd=true
+  $SUDO mkdir -p /etc/ssh && $SUDO touch /etc/ssh/sshd_not_to_be_run
+fi
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-# The packaged registry starts a system service we do not use: the rig runs its own.
-if command -v systemctl >/dev/null 2>&1; then $SUDO systemctl disable --now docker-registry >/dev/null 2>&1 || true; fi
+# The packaged registry and sshd start system services we do not use: the rig runs its own.
+if command -v systemctl >/dev/null 2>&1; then
+  $SUDO systemctl disable --now docker-registry >/dev/null 2>&1 || true
+  if $new_sshd; then $SUDO systemctl disable --now ssh >/dev/null 2>&1 || true; fi
+fi
 link_clang_format
 echo "bootstrap: done"

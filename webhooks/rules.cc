@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "contract/git_source.h"
 #include "contract/image_reference.h"
 
 namespace captf::webhooks {
@@ -32,10 +33,63 @@ std::string_view roleName(contract::Role role) {
 
 } // namespace
 
-void validateSource(const api::Source& source, const api::FieldPath& path, FieldErrorList& errors) {
+namespace {
+
+void validateImage(const std::string& image, const api::FieldPath& path, FieldErrorList& errors) {
   std::string why;
-  if (!contract::parseImageReference(source.image, &why)) {
-    errors.push_back(invalid(path.child("image"), source.image, why));
+  if (!contract::parseImageReference(image, &why)) {
+    errors.push_back(invalid(path, image, why));
+  }
+}
+
+void validateGitRef(const api::GitReference& ref, const api::FieldPath& path,
+                    FieldErrorList& errors) {
+  const int set =
+      int{ref.branch.has_value()} + int{ref.tag.has_value()} + int{ref.commit.has_value()};
+  if (set != 1) {
+    errors.push_back(set == 0
+                         ? required(path, "exactly one of branch, tag and commit must be set")
+                         : forbidden(path, "exactly one of branch, tag and commit may be set"));
+    return;
+  }
+  const auto check = [&](const std::optional<std::string>& name, contract::GitRefKind kind,
+                         std::string_view key) {
+    if (!name) {
+      return;
+    }
+    if (absl::Status s = contract::validateGitRef({kind, *name}); !s.ok()) {
+      errors.push_back(invalid(path.child(key), *name, std::string(s.message())));
+    }
+  };
+  check(ref.branch, contract::GitRefKind::kBranch, "branch");
+  check(ref.tag, contract::GitRefKind::kTag, "tag");
+  check(ref.commit, contract::GitRefKind::kCommit, "commit");
+}
+
+void validateGit(const api::GitSource& git, const api::FieldPath& path, FieldErrorList& errors) {
+  if (auto url = contract::parseGitUrl(git.url); !url.ok()) {
+    errors.push_back(invalid(path.child("url"), git.url, std::string(url.status().message())));
+  }
+  validateGitRef(git.ref, path.child("ref"), errors);
+  if (absl::Status s = contract::validateRepositoryPath(git.path); !s.ok()) {
+    errors.push_back(invalid(path.child("path"), git.path, std::string(s.message())));
+  }
+  validateImage(git.runtime_image, path.child("runtimeImage"), errors);
+}
+
+} // namespace
+
+void validateSource(const api::Source& source, const api::FieldPath& path, FieldErrorList& errors) {
+  const bool image = !source.image.empty();
+  if (image == source.git.has_value()) {
+    errors.push_back(image ? forbidden(path, "exactly one of image and git may be set")
+                           : required(path, "exactly one of image and git must be set"));
+    return;
+  }
+  if (image) {
+    validateImage(source.image, path.child("image"), errors);
+  } else {
+    validateGit(*source.git, path.child("git"), errors);
   }
 }
 

@@ -12,8 +12,10 @@
 
 namespace captf::webhooks {
 
-// spec.source.image is a syntactically valid OCI reference with a tag or a
-// digest (contract/image_reference.h).
+// Exactly one of spec.source.image and spec.source.git. An image (and
+// git.runtimeImage) is a syntactically valid OCI reference with a tag or a
+// digest (contract/image_reference.h); git's url, ref and path follow
+// contract/git_source.h (docs/decisions/git-sources.md).
 void validateSource(const api::Source& source, const api::FieldPath& path, FieldErrorList& errors);
 
 // spec.variables: unset, or a JSON object with 1..256 keys, each a

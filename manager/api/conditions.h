@@ -41,6 +41,14 @@ inline constexpr std::string_view kReasonOwnerMismatch = "OwnerMismatch";
 inline constexpr std::string_view kReasonOwnerNotFound = "OwnerNotFound";
 inline constexpr std::string_view kReasonVariablesInvalid = "VariablesInvalid";
 inline constexpr std::string_view kReasonVariablesSourceNotFound = "VariablesSourceNotFound";
+// DependenciesReady of a Git source (docs/decisions/git-sources.md).
+inline constexpr std::string_view kReasonGitRefResolving = "GitRefResolving";
+inline constexpr std::string_view kReasonGitAuthenticationFailed = "GitAuthenticationFailed";
+inline constexpr std::string_view kReasonGitRefNotFound = "GitRefNotFound";
+inline constexpr std::string_view kReasonGitUnreachable = "GitUnreachable";
+inline constexpr std::string_view kReasonGitServerNotTrusted = "GitServerNotTrusted";
+inline constexpr std::string_view kReasonGitCredentialsInvalid = "GitCredentialsInvalid";
+inline constexpr std::string_view kReasonGitSourceFailed = "GitSourceFailed";
 inline constexpr std::string_view kReasonWaitingForOwnerMachine = "WaitingForOwnerMachine";
 inline constexpr std::string_view kReasonWaitingForOwnerMachinePool = "WaitingForOwnerMachinePool";
 inline constexpr std::string_view kReasonWaitingForBootstrapData = "WaitingForBootstrapData";

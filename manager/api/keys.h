@@ -69,6 +69,9 @@ inline constexpr std::string_view kAnnotationRemediationRequested =
     "captf.io/remediation-requested";
 inline constexpr std::string_view kAnnotationImage = "captf.io/image";
 inline constexpr std::string_view kAnnotationImageDigest = "captf.io/image-digest";
+// A Git source's commit: on a run Job (what it fetched) and on the durable
+// inputs Secret (what the last apply ran; docs/decisions/git-sources.md).
+inline constexpr std::string_view kAnnotationGitCommit = "captf.io/git-commit";
 inline constexpr std::string_view kAnnotationIdentity = "captf.io/identity";
 
 // §6.3 finalizers.

@@ -5,22 +5,81 @@
 
 namespace captf::api {
 
+template <> struct Describe<GitReference> {
+  static constexpr std::string_view kDoc =
+      "The Git ref the module is taken from: exactly one of branch, tag or commit. A branch or "
+      "tag is resolved to a commit by the manager's ref watcher; a commit is used as is.";
+  static auto fields() {
+    return std::tuple{
+        field("branch", &GitReference::branch)
+            .doc("Branch name (without refs/heads/). A new commit on it re-applies a cluster or "
+                 "pool within one poll interval; machines report it and keep theirs.")
+            .length(1, 255),
+        field("tag", &GitReference::tag).doc("Tag name (without refs/tags/).").length(1, 255),
+        field("commit", &GitReference::commit)
+            .doc("Full 40-digit commit id.")
+            .length(40, 40)
+            .pattern("^[0-9a-f]{40}$"),
+    };
+  }
+  static void patch(Schema& s) {
+    s.validations.push_back(
+        CelRule{"[has(self.branch), has(self.tag), has(self.commit)].filter(x, x).size() == 1",
+                "exactly one of branch, tag and commit must be set", "", ""});
+  }
+};
+
+template <> struct Describe<GitSource> {
+  static constexpr std::string_view kDoc =
+      "A module in a Git repository, run with the runtime of a separate image. The Job fetches "
+      "exactly the resolved commit before the runner runs; no git binary is needed.";
+  static auto fields() {
+    return std::tuple{
+        field("url", &GitSource::url)
+            .required()
+            .doc("Repository URL: https://host/path, ssh://user@host/path or user@host:path. No "
+                 "credentials in the URL; they come from secretRef.")
+            .length(1, 2048),
+        field("ref", &GitSource::ref).required().doc("The branch, tag or commit to use."),
+        field("path", &GitSource::path)
+            .doc("Directory of the module inside the repository, relative, without '..'; the "
+                 "repository root when empty.")
+            .length(0, 1024),
+        field("secretRef", &GitSource::secret_ref)
+            .doc("A Secret in the object's namespace with the credentials: username and password, "
+                 "or token (HTTPS); ssh-privatekey and known_hosts (SSH, host keys always "
+                 "verified); optionally ca.crt for an HTTPS server with a private CA."),
+        field("runtimeImage", &GitSource::runtime_image)
+            .required()
+            .doc("Image with the runtime (tofu or terraform) at /captf/runtime and optionally a "
+                 "provider mirror at /captf/providers; its /captf/module, if any, is not used.")
+            .length(1, 512),
+    };
+  }
+};
+
 template <> struct Describe<Source> {
   static constexpr std::string_view kDoc =
-      "The OCI image holding the role module at /captf/module, the runtime (tofu or terraform) "
-      "at /captf/runtime and optionally a provider mirror at /captf/providers.";
+      "Where the module comes from: exactly one of image (an OCI image holding the role module at "
+      "/captf/module, the runtime at /captf/runtime and optionally a provider mirror at "
+      "/captf/providers) and git (a repository at a commit, beside a runtime image).";
   static auto fields() {
     return std::tuple{
         field("image", &Source::image)
-            .required()
             .doc("Image reference, registry/repository:tag or registry/repository@sha256:digest. "
                  "The tag or digest is the module version. The admission webhook checks the "
                  "syntax only; pull secrets come from jobs.imagePullSecrets.")
             .length(1, 512),
+        field("git", &Source::git).doc("A module in a Git repository."),
         field("imagePullPolicy", &Source::image_pull_policy)
-            .doc("When the kubelet pulls the image: IfNotPresent (the default), Always or Never. "
-                 "Not part of the inputs hash: a change alone starts no Job."),
+            .doc("When the kubelet pulls the image (or git.runtimeImage): IfNotPresent (the "
+                 "default), Always or Never. Not part of the inputs hash: a change alone starts no "
+                 "Job."),
     };
+  }
+  static void patch(Schema& s) {
+    s.validations.push_back(CelRule{"has(self.image) != has(self.git)",
+                                    "exactly one of image and git must be set", "", ""});
   }
 };
 
@@ -368,6 +427,15 @@ template <> struct Describe<SourceStatus> {
         field("runtimeVersion", &SourceStatus::runtime_version)
             .doc("Version of the runtime (tofu or terraform) that ran.")
             .length(1, 64),
+        field("commit", &SourceStatus::commit)
+            .doc("Git sources: the commit the last apply ran.")
+            .length(40, 40),
+        field("latestCommit", &SourceStatus::latest_commit)
+            .doc("Git sources: the commit spec.source.git.ref resolves to now. A machine that "
+                 "differs from commit keeps its commit (machines are immutable).")
+            .length(40, 40),
+        field("resolvedAt", &SourceStatus::resolved_at)
+            .doc("Git sources: when the ref watcher last resolved the ref."),
     };
   }
   static void patch(Schema& s) { s.min_properties = 1; }
@@ -454,6 +522,8 @@ template <> struct Describe<MachinePoolInstance> {
   static void patch(Schema& s) { s.min_properties = 1; }
 };
 
+CAPTF_API_DEFINE_CODEC(GitReference)
+CAPTF_API_DEFINE_CODEC(GitSource)
 CAPTF_API_DEFINE_CODEC(Source)
 CAPTF_API_DEFINE_CODEC(IdentityReference)
 CAPTF_API_DEFINE_CODEC(JobPolicy)

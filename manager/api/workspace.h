@@ -100,9 +100,32 @@ template <> struct EnumNames<PullPolicy> {
 
 // ---- shared structures (§2.3) ----------------------------------------------
 
+// spec.source.git.ref: exactly one of branch, tag or commit.
+struct GitReference {
+  std::optional<std::string> branch;
+  std::optional<std::string> tag;
+  std::optional<std::string> commit;
+
+  friend bool operator==(const GitReference&, const GitReference&) = default;
+};
+
+// spec.source.git (docs/decisions/git-sources.md).
+struct GitSource {
+  std::string url;
+  GitReference ref;
+  std::string path;
+  std::optional<LocalObjectReference> secret_ref;
+  std::string runtime_image;
+
+  friend bool operator==(const GitSource&, const GitSource&) = default;
+};
+
 struct Source {
+  // Exactly one of image and git.
   std::string image;
+  // For the image, or for git.runtimeImage.
   std::optional<PullPolicy> image_pull_policy;
+  std::optional<GitSource> git{};
 
   friend bool operator==(const Source&, const Source&) = default;
 };
@@ -248,6 +271,11 @@ struct SourceStatus {
   std::optional<std::string> image;
   std::optional<std::string> image_digest;
   std::optional<std::string> runtime_version;
+  // Git sources: the commit the last apply ran, and what spec.source.git.ref
+  // resolves to now (the ref watcher), with when it last did.
+  std::optional<std::string> commit{};
+  std::optional<std::string> latest_commit{};
+  std::optional<Time> resolved_at{};
 
   friend bool operator==(const SourceStatus&, const SourceStatus&) = default;
 };
@@ -320,6 +348,8 @@ struct WorkspaceStatus {
   friend bool operator==(const WorkspaceStatus&, const WorkspaceStatus&) = default;
 };
 
+CAPTF_API_DECLARE_CODEC(GitReference);
+CAPTF_API_DECLARE_CODEC(GitSource);
 CAPTF_API_DECLARE_CODEC(Source);
 CAPTF_API_DECLARE_CODEC(IdentityReference);
 CAPTF_API_DECLARE_CODEC(JobPolicy);

@@ -105,6 +105,10 @@ CaptfMetrics::CaptfMetrics(kube::MetricsRegistry& r, const std::string& version,
       plan_approvals_total(r.counter("captf_plan_approvals_total",
                                      alpha("Approved plans applied, or found changed."),
                                      {"kind", "result"})),
+      git_ls_remote_total(r.counter("captf_git_ls_remote_total",
+                                    alpha("Git remote listings of the ref watcher, by result (ok "
+                                          "or the failure class)."),
+                                    {"result"})),
       build_info(r.gauge("captf_build_info", alpha("Build information; constant 1."),
                          {"version", "commit", "contract"})) {
   build_info.withLabels({version, commit, std::string(contract::kContractVersion)}).set(1);

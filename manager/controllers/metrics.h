@@ -49,6 +49,7 @@ public:
   kube::CounterFamily& state_backups_total;                       // kind, result
   kube::CounterFamily& state_restores_total;                      // kind, result
   kube::CounterFamily& plan_approvals_total;                      // kind, result
+  kube::CounterFamily& git_ls_remote_total;                       // result
   kube::GaugeFamily& build_info;                                  // version, commit, contract
 
   // Drops the per-object gauges of a deleted object.

@@ -32,6 +32,11 @@ struct ControllerSettings {
   // --insecure-registry: registries the template controller reads over
   // plain HTTP when HTTPS fails to connect.
   std::set<std::string> insecure_registries;
+  // The ref watcher (docs/decisions/git-sources.md): --git-poll-interval,
+  // --git-timeout, --git-workers.
+  std::chrono::milliseconds git_poll_interval{std::chrono::minutes(1)};
+  std::chrono::milliseconds git_timeout{std::chrono::seconds(30)};
+  int git_workers = 2;
 };
 
 } // namespace captf::controllers

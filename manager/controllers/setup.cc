@@ -3,6 +3,7 @@
 #include "manager/api/keys.h"
 #include "manager/controllers/kinds.h"
 #include "manager/controllers/metrics.h"
+#include "manager/controllers/ref_watcher.h"
 #include "manager/controllers/runner_rbac.h"
 #include "manager/controllers/sweep.h"
 #include "manager/controllers/terraform_cluster_identity_controller.h"
@@ -13,6 +14,7 @@
 #include "manager/controllers/workload_reconciler.h"
 #include "manager/kube/selector.h"
 #include "manager/kube/strings.h"
+#include "manager/workspace/json_util.h"
 
 namespace captf::controllers {
 
@@ -64,6 +66,9 @@ public:
               const std::string& version, const std::string& commit,
               std::shared_ptr<spdlog::logger> logger)
       : settings_(settings), metrics_(manager.metrics(), version, commit),
+        refs_(RefWatcher::Options{settings.git_poll_interval, 0.1, settings.git_workers,
+                                  settings.git_timeout},
+              secretReader(manager.apiClient()), gitListRemote()),
         cluster_(deps(manager), terraformClusterKind(deps(manager))),
         machine_(deps(manager), terraformMachineKind(deps(manager))),
         machine_pool_(deps(manager), terraformMachinePoolKind(deps(manager))),
@@ -74,17 +79,39 @@ public:
                std::move(logger)) {}
 
   ReconcilerDeps deps(kube::Manager& manager) {
-    return ReconcilerDeps{manager.cache(),
-                          manager.client(),
-                          manager.apiClient(),
-                          manager.eventRecorder(),
-                          manager.clock(),
-                          metrics_,
-                          settings_};
+    return ReconcilerDeps{
+        manager.cache(), manager.client(), manager.apiClient(), manager.eventRecorder(),
+        manager.clock(), metrics_,         settings_,           &refs_};
+  }
+
+  // A Git credentials Secret, read straight from the API server for one
+  // listing (Secrets without the captf.io/managed label are not cached).
+  static RefWatcher::ReadSecret secretReader(kube::Client& api) {
+    return [&api](const std::string& ns,
+                  const std::string& name) -> absl::StatusOr<std::map<std::string, std::string>> {
+      auto secret = api.get(kinds::kSecret, {ns, name});
+      if (!secret.ok()) {
+        return secret.status();
+      }
+      std::map<std::string, std::string> data;
+      const json* fields = kube::fieldAt(*secret, "data");
+      if (fields != nullptr && fields->is_object()) {
+        for (const auto& [key, value] : fields->items()) {
+          bool bad = false;
+          if (auto decoded = workspace::internal::secretData(*secret, key, &bad)) {
+            data[key] = *std::move(decoded);
+          } else if (bad) {
+            return absl::InvalidArgumentError("the key " + key + " is not valid base64");
+          }
+        }
+      }
+      return data;
+    };
   }
 
   ControllerSettings settings_;
   CaptfMetrics metrics_;
+  RefWatcher refs_;
   WorkloadReconciler cluster_;
   WorkloadReconciler machine_;
   WorkloadReconciler machine_pool_;
@@ -136,9 +163,9 @@ struct MemberWatch {
   int concurrency;
 };
 
-absl::Status setupMemberController(kube::Manager& manager, WorkloadReconciler& reconciler,
-                                   const MemberWatch& watch,
-                                   const std::vector<kube::Predicate>& filters) {
+absl::StatusOr<kube::Controller*>
+setupMemberController(kube::Manager& manager, WorkloadReconciler& reconciler,
+                      const MemberWatch& watch, const std::vector<kube::Predicate>& filters) {
   kube::Cache& cache = manager.cache();
   auto members = cache.informerFor(*watch.gvk);
   auto jobs = cache.informerFor(kinds::kJob);
@@ -195,7 +222,7 @@ absl::Status setupMemberController(kube::Manager& manager, WorkloadReconciler& r
     }
     return requests;
   });
-  return absl::OkStatus();
+  return &controller;
 }
 
 // The identity controller: the identity, its mirrors (managed Secrets
@@ -357,16 +384,17 @@ absl::Status setupControllers(kube::Manager& manager, const ControllerSettings& 
   }
   const MemberWatch machines{"terraformmachine", &kinds::kTerraformMachine, &kinds::kMachine,
                              "spec.infrastructureRef", settings.terraformmachine_concurrency};
-  if (absl::Status s = setupMemberController(manager, controllers->machine_, machines, filters);
-      !s.ok()) {
-    return s;
+  auto machine_controller =
+      setupMemberController(manager, controllers->machine_, machines, filters);
+  if (!machine_controller.ok()) {
+    return machine_controller.status();
   }
   const MemberWatch pools{"terraformmachinepool", &kinds::kTerraformMachinePool,
                           &kinds::kMachinePool, "spec.template.spec.infrastructureRef",
                           settings.terraformmachinepool_concurrency};
-  if (absl::Status s = setupMemberController(manager, controllers->machine_pool_, pools, filters);
-      !s.ok()) {
-    return s;
+  auto pool_controller = setupMemberController(manager, controllers->machine_pool_, pools, filters);
+  if (!pool_controller.ok()) {
+    return pool_controller.status();
   }
   auto templates = cache.informerFor(kinds::kTerraformMachineTemplate);
   if (!templates.ok()) {
@@ -378,6 +406,28 @@ absl::Status setupControllers(kube::Manager& manager, const ControllerSettings& 
       .addController("terraformmachinetemplate", controllers->machine_template_,
                      std::move(template_options))
       .watchFor(**templates, filters);
+  // The ref watcher wakes the object whose resolution changed, through its
+  // kind's queue, and counts each listing.
+  const std::map<std::string, kube::WorkQueue*> queues = {
+      {std::string(api::kKindTerraformCluster), &controller.queue()},
+      {std::string(api::kKindTerraformMachine), &(*machine_controller)->queue()},
+      {std::string(api::kKindTerraformMachinePool), &(*pool_controller)->queue()}};
+  RefWatcher* refs = &controllers->refs_;
+  refs->setNotify([queues](const RefFollower& who) {
+    if (auto it = queues.find(who.kind); it != queues.end()) {
+      it->second->add({who.ns, who.name});
+    }
+  });
+  kube::CounterFamily* listings = &controllers->metrics_.git_ls_remote_total;
+  refs->setObserve([listings](const GitRemote&, const absl::Status& status) {
+    listings
+        ->withLabels({status.ok() ? std::string("ok")
+                                  : std::string(absl::StatusCodeToString(status.code()))})
+        .inc();
+  });
+  manager.add(std::make_unique<kube::RunnableFunc>(
+                  [refs](std::stop_token stop) { return refs->run(std::move(stop)); }),
+              kube::NeedLeaderElection::kYes);
   OrphanSweep* sweep = &controllers->sweep_;
   manager.add(std::make_unique<kube::RunnableFunc>(
                   [sweep](std::stop_token stop) { return sweep->run(std::move(stop)); }),

@@ -26,6 +26,7 @@
 #include "manager/controllers/identity.h"
 #include "manager/controllers/metrics.h"
 #include "manager/controllers/options.h"
+#include "manager/controllers/ref_watcher.h"
 #include "manager/controllers/workload.h"
 #include "manager/kube/cache.h"
 #include "manager/kube/client.h"
@@ -54,6 +55,8 @@ struct ReconcilerDeps {
   kube::Clock& clock;
   CaptfMetrics& metrics;
   const ControllerSettings& settings;
+  // Resolves Git sources' refs; null in tests without Git sources.
+  RefWatcher* refs = nullptr;
 };
 
 // The main container of every run Job.
@@ -157,6 +160,11 @@ struct WorkloadPass {
   std::optional<workspace::RenderedInputs> rendered;
   bool inputs_too_large = false;
   bool inputs_blocked = false; // a dependency keeps inputs from building
+  // The source this pass renders and runs: spec.source.image as written, or
+  // for a Git source contract::gitSourceIdentity and the commit (the
+  // resolved one, or the pinned one of an immutable kind's first apply).
+  std::string source_identity;
+  std::optional<lifecycle::GitFetch> git;
   bool provisioned = false;
   // A run bookkept this pass that read the instance's health (a succeeded
   // apply, refresh or drift): one health sample, with when it finished.

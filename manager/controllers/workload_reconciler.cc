@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "absl/strings/str_join.h"
+#include "contract/git_source.h"
 #include "contract/image_reference.h"
 #include "contract/render.h"
 #include "manager/api/codec.h"
@@ -48,6 +49,12 @@ using kube::str;
 ConditionStatus toStatus(const std::string& s) {
   return s == "True" ? ConditionStatus::kTrue
                      : (s == "False" ? ConditionStatus::kFalse : ConditionStatus::kUnknown);
+}
+
+// The image a run Job's `source` container runs: the module image, or a
+// Git source's runtime image.
+const std::string& sourceImage(const api::WorkspaceSpec& spec) {
+  return spec.source.git ? spec.source.git->runtime_image : spec.source.image;
 }
 
 api::Time toApiTime(kube::WallTime t) {
@@ -178,6 +185,9 @@ absl::StatusOr<kube::Result> WorkloadReconciler::reconcilePass(const kube::Recon
   if (!object.ok()) {
     if (kube::isNotFound(object.status())) {
       deps_.metrics.forgetObject(kind(), request.ns, request.name);
+      if (deps_.refs != nullptr) {
+        deps_.refs->forget({kind(), request.ns, request.name});
+      }
       return kube::Result{};
     }
     return object.status();
@@ -445,7 +455,7 @@ absl::Status WorkloadReconciler::bookkeep(WorkloadPass& pass, size_t index) {
                                     kube::PatchType::kMerge, workspace::imageDigestPatch(*digest));
       if (pinned.ok()) {
         pass.event(kube::EventType::kNormal, "DigestPinned",
-                   "image " + pass.spec->source.image + " pinned to " + *digest);
+                   "image " + sourceImage(*pass.spec) + " pinned to " + *digest);
       } else if (!kube::isNotFound(pinned.status())) {
         return pinned.status();
       }
@@ -454,9 +464,18 @@ absl::Status WorkloadReconciler::bookkeep(WorkloadPass& pass, size_t index) {
                  "no image digest could be pinned for Job " + name);
     }
     api::SourceStatus source;
-    source.image = parsed && !parsed->image.empty() ? parsed->image : pass.spec->source.image;
+    source.image = parsed && !parsed->image.empty() ? parsed->image : sourceImage(*pass.spec);
     if (digest) {
       source.image_digest = *digest;
+    }
+    const json& job_notes = kube::meta::annotations(run.job);
+    if (auto commit = job_notes.find(str(api::kAnnotationGitCommit));
+        commit != job_notes.end() && commit->is_string()) {
+      source.commit = commit->get<std::string>();
+    }
+    if (pass.status->source) { // what the ref watcher reported this pass
+      source.latest_commit = pass.status->source->latest_commit;
+      source.resolved_at = pass.status->source->resolved_at;
     }
     if (parsed && !parsed->runtime_version.empty()) {
       source.runtime_version = parsed->runtime_version;
@@ -974,6 +993,141 @@ absl::Status WorkloadReconciler::reconcileBackups(WorkloadPass& pass) {
 // Builds the current inputs (the kind's gates, variablesFrom, the role's
 // inputs) and renders them. An immutable kind builds them only until it is
 // provisioned.
+namespace {
+
+// DependenciesReady's reason for a Git source that cannot be resolved
+// (contract/git.h's status classes).
+std::string_view gitReason(const absl::Status& status) {
+  switch (status.code()) {
+  case absl::StatusCode::kUnauthenticated:
+  case absl::StatusCode::kPermissionDenied:
+    return cond::kReasonGitAuthenticationFailed;
+  case absl::StatusCode::kNotFound:
+    return cond::kReasonGitRefNotFound;
+  case absl::StatusCode::kUnavailable:
+  case absl::StatusCode::kDeadlineExceeded:
+    return cond::kReasonGitUnreachable;
+  case absl::StatusCode::kFailedPrecondition:
+    return cond::kReasonGitServerNotTrusted;
+  case absl::StatusCode::kInvalidArgument:
+    return cond::kReasonGitCredentialsInvalid;
+  default:
+    return cond::kReasonGitSourceFailed;
+  }
+}
+
+std::string shortCommit(const std::string& commit) {
+  return commit.substr(0, 12);
+}
+
+} // namespace
+
+// A Git source's commit (docs/decisions/git-sources.md): what the ref
+// watcher resolved, or for an immutable kind that applied once the commit of
+// that apply; sets pass.git and pass.source_identity, or blocks the inputs
+// with a DependenciesReady reason naming the failure.
+void WorkloadReconciler::resolveSource(WorkloadPass& pass) {
+  const RefFollower follower{kind(), pass.id.ns, pass.id.name};
+  const std::optional<api::GitSource>& git = pass.spec->source.git;
+  if (!git) {
+    pass.source_identity = pass.spec->source.image;
+    if (deps_.refs != nullptr) {
+      deps_.refs->forget(follower);
+    }
+    return;
+  }
+  auto url = contract::parseGitUrl(git->url);
+  if (!url.ok()) { // admission refuses it; an object from before the webhook
+    pass.set(cond::kDependenciesReady, ConditionStatus::kFalse, cond::kReasonGitCredentialsInvalid,
+             "spec.source.git.url: " + std::string(url.status().message()));
+    pass.inputs_blocked = true;
+    return;
+  }
+  contract::GitRef ref;
+  if (git->ref.commit) {
+    ref = {contract::GitRefKind::kCommit, *git->ref.commit};
+  } else if (git->ref.tag) {
+    ref = {contract::GitRefKind::kTag, *git->ref.tag};
+  } else {
+    ref = {contract::GitRefKind::kBranch, git->ref.branch.value_or("")};
+  }
+  lifecycle::GitFetch fetch;
+  fetch.url = url->canonical;
+  fetch.ref = ref.kind == contract::GitRefKind::kCommit ? "" : contract::fullRefName(ref);
+  fetch.path = git->path;
+  fetch.secret = git->secret_ref ? git->secret_ref->name : "";
+  const auto identityAt = [&](const std::string& commit) {
+    return contract::gitSourceIdentity(*url, git->path, commit, git->runtime_image);
+  };
+  // The commit an immutable kind's first apply ran, while the source is the
+  // one that apply had.
+  std::optional<std::string> pinned;
+  if (kind_->immutableInputs() && pass.durable && pass.durable->annotations.git_commit &&
+      pass.durable->annotations.image == identityAt(*pass.durable->annotations.git_commit)) {
+    pinned = pass.durable->annotations.git_commit;
+  }
+  if (pass.deleting || deps_.refs == nullptr) {
+    if (deps_.refs != nullptr) {
+      deps_.refs->forget(follower);
+    }
+    if (pinned || ref.kind == contract::GitRefKind::kCommit) {
+      fetch.commit = pinned ? *pinned : ref.name;
+      pass.source_identity = identityAt(fetch.commit);
+      pass.git = fetch;
+    }
+    return;
+  }
+  const std::optional<RefResolution> resolved =
+      deps_.refs->follow(follower, *url, fetch.secret, ref);
+  const std::string where = contract::describeGitRef(ref) + " of " + url->canonical;
+  if (resolved && resolved->status.ok()) {
+    // Created only with a field set (the schema wants one at least).
+    api::SourceStatus& source =
+        pass.status->source ? *pass.status->source : pass.status->source.emplace();
+    const std::optional<std::string> before = source.latest_commit;
+    source.latest_commit = resolved->commit;
+    source.resolved_at =
+        api::Time{std::chrono::time_point_cast<std::chrono::seconds>(resolved->at)};
+    if (before && *before != resolved->commit) {
+      if (pinned && *pinned != resolved->commit) {
+        pass.event(kube::EventType::kNormal, "NewCommitAvailable",
+                   where + " moved to " + shortCommit(resolved->commit) + "; this " + kind() +
+                       " keeps " + shortCommit(*pinned) +
+                       " (it is immutable); new ones get the new commit");
+      } else if (!pinned) {
+        pass.event(kube::EventType::kNormal, "SourceCommitChanged",
+                   where + " moved from " + shortCommit(*before) + " to " +
+                       shortCommit(resolved->commit));
+      }
+    }
+  }
+  if (pinned) {
+    // Provisioned from a commit it keeps: the watcher only informs.
+    fetch.commit = *pinned;
+    pass.source_identity = identityAt(fetch.commit);
+    pass.git = fetch;
+    return;
+  }
+  if (!resolved) {
+    pass.set(cond::kDependenciesReady, ConditionStatus::kUnknown, cond::kReasonGitRefResolving,
+             "resolving " + where);
+    pass.inputs_blocked = true;
+    return;
+  }
+  if (!resolved->status.ok()) {
+    const std::string_view reason = gitReason(resolved->status);
+    const std::string message = std::string(resolved->status.message());
+    if (pass.set(cond::kDependenciesReady, ConditionStatus::kFalse, reason, message)) {
+      pass.event(kube::EventType::kWarning, reason, message);
+    }
+    pass.inputs_blocked = true;
+    return;
+  }
+  fetch.commit = resolved->commit;
+  pass.source_identity = identityAt(fetch.commit);
+  pass.git = fetch;
+}
+
 absl::Status WorkloadReconciler::reconcileInputs(WorkloadPass& pass) {
   auto durable =
       deps_.cached.get(kinds::kSecret, {pass.id.ns, workspace::durableInputsSecretName(pass.ref)});
@@ -986,9 +1140,11 @@ absl::Status WorkloadReconciler::reconcileInputs(WorkloadPass& pass) {
     return durable.status();
   }
   if (!pass.cluster.is_object() || !pass.owner_ok) {
+    resolveSource(pass);
     return absl::OkStatus(); // owner gone: destroy renders the durable inputs
   }
   if (kind_->immutableInputs() && (pass.latched() || pass.deleting)) {
+    resolveSource(pass);
     return absl::OkStatus(); // never rebuilt once provisioned
   }
   auto ready = kind_->inputsReady(pass);
@@ -997,6 +1153,10 @@ absl::Status WorkloadReconciler::reconcileInputs(WorkloadPass& pass) {
   }
   if (!*ready) {
     pass.inputs_blocked = true;
+    return absl::OkStatus();
+  }
+  resolveSource(pass);
+  if (pass.inputs_blocked) {
     return absl::OkStatus();
   }
   // variablesFrom, read straight from the API server.
@@ -1030,7 +1190,10 @@ absl::Status WorkloadReconciler::reconcileInputs(WorkloadPass& pass) {
     return inputs.status();
   }
   contract::RenderRequest request{kind_->role(), *std::move(inputs), *std::move(variables)};
-  auto rendered = workspace::renderInputs(request, pass.spec->source.image);
+  if (pass.git) {
+    request.module_source = contract::gitModuleSource(pass.git->path);
+  }
+  auto rendered = workspace::renderInputs(request, pass.source_identity);
   if (!rendered.ok()) {
     if (auto bytes = contract::renderedBytesOverLimit(rendered.status())) {
       pass.inputs_too_large = true;
@@ -1418,11 +1581,44 @@ absl::Status WorkloadReconciler::runJob(WorkloadPass& pass) {
   if (pass.durable && pass.durable->annotations.image == pass.spec->source.image) {
     pinned = pass.durable->annotations.image_digest;
   }
+  // A Git source's commit follows the root the Job renders: the durable
+  // root ran the durable commit (docs/decisions/git-sources.md).
+  std::optional<lifecycle::GitFetch> git;
+  if (pass.spec->source.git) {
+    const bool durable_root =
+        pass.durable && (root == &pass.durable->root || op == api::Operation::kRestore);
+    if (durable_root && pass.durable->annotations.git_commit && pass.git) {
+      git = pass.git;
+      git->commit = *pass.durable->annotations.git_commit;
+    } else if (durable_root && pass.durable->annotations.git_commit) {
+      // No resolution this pass (deleting, or the owner is gone): the source
+      // as the spec names it, at the durable commit.
+      auto url = contract::parseGitUrl(pass.spec->source.git->url);
+      if (url.ok()) {
+        git = lifecycle::GitFetch{};
+        git->url = url->canonical;
+        git->commit = *pass.durable->annotations.git_commit;
+        git->path = pass.spec->source.git->path;
+        git->secret =
+            pass.spec->source.git->secret_ref ? pass.spec->source.git->secret_ref->name : "";
+      }
+    } else {
+      git = pass.git;
+    }
+    if (!git) {
+      // Nothing to fetch yet (the ref is unresolved): no Job.
+      pass.result.requeue_after = lifecycle::kLeaseRecheck;
+      return absl::OkStatus();
+    }
+  }
   if (op == api::Operation::kApply) {
     workspace::DurableAnnotations annotations;
-    annotations.image = pass.spec->source.image;
+    annotations.image = pass.git ? pass.source_identity : pass.spec->source.image;
     annotations.image_digest = pinned;
     annotations.identity = pass.identity.identity;
+    if (git) {
+      annotations.git_commit = git->commit;
+    }
     json durable = workspace::durableInputsSecret(pass.ref, *root, annotations);
     auto existing = deps_.api.get(kinds::kSecret, kube::meta::key(durable));
     if (existing.ok()) {
@@ -1448,8 +1644,9 @@ absl::Status WorkloadReconciler::runJob(WorkloadPass& pass) {
   build.job_name = job_name;
   build.operation = op;
   build.attempt = d.attempt;
-  build.image = pass.spec->source.image;
-  build.image_reference = pass.spec->source.image;
+  build.image = sourceImage(*pass.spec);
+  build.image_reference = build.image;
+  build.git = git;
   // An immutable kind runs every operation after its first apply from the
   // digest that apply ran (docs/decisions/manager-reconcile-pass.md, "Kinds").
   if (immutable && op != api::Operation::kApply && pass.durable &&
@@ -1505,7 +1702,8 @@ absl::Status WorkloadReconciler::runJob(WorkloadPass& pass) {
   std::string why = str(lifecycle::triggerName(d.trigger));
   pass.event(kube::EventType::kNormal, "JobCreated",
              op_name + " Job " + job_name + " (attempt " + std::to_string(d.attempt) + ", image " +
-                 pass.spec->source.image + "): " + why);
+                 sourceImage(*pass.spec) +
+                 (git ? ", commit " + git->commit.substr(0, 12) : std::string()) + "): " + why);
   if (d.trigger == lifecycle::Trigger::kInputsChanged) {
     pass.count(deps_.metrics.inputs_hash_changes_total.withLabels({kind()}));
     pass.event(kube::EventType::kNormal, "InputsChanged",

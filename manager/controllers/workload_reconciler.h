@@ -41,6 +41,7 @@ private:
   bool waitForActiveJob(WorkloadPass& pass);
   absl::Status reconcileState(WorkloadPass& pass);
   absl::Status reconcileInputs(WorkloadPass& pass);
+  void resolveSource(WorkloadPass& pass);
   absl::Status reconcileOutputs(WorkloadPass& pass);
   absl::Status reconcileBackups(WorkloadPass& pass);
   absl::Status reconcileNormal(WorkloadPass& pass);

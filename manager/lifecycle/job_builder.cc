@@ -1,6 +1,8 @@
 #include "manager/lifecycle/job_builder.h"
 
 #include "absl/status/status.h"
+#include "contract/git_source.h"
+#include "contract/render.h"
 #include "contract/strings.h"
 #include "manager/api/keys.h"
 
@@ -28,6 +30,11 @@ json labelsOf(const JobBuildRequest& r) {
   return labels;
 }
 
+std::string gitModulePath(const GitFetch& git) {
+  return git.path.empty() ? std::string(contract::kGitCheckoutPath)
+                          : strCat(contract::kGitCheckoutPath, "/", git.path);
+}
+
 json annotationsOf(const JobBuildRequest& r) {
   json annotations = json::object();
   if (!r.inputs_hash.empty()) {
@@ -42,6 +49,9 @@ json annotationsOf(const JobBuildRequest& r) {
   if (r.options.restore_serial) {
     annotations[std::string(api::kAnnotationRestoreSerial)] =
         std::to_string(*r.options.restore_serial);
+  }
+  if (r.git) {
+    annotations[std::string(api::kAnnotationGitCommit)] = r.git->commit;
   }
   return annotations;
 }
@@ -101,6 +111,19 @@ absl::Status validate(const JobBuildRequest& r) {
   if (r.image.empty()) {
     return missing("image");
   }
+  if (r.git) {
+    if (!contract::isCommitId(r.git->commit)) {
+      return absl::InvalidArgumentError("job builder: git.commit must be a 40-hex commit id");
+    }
+    if (auto url = contract::parseGitUrl(r.git->url); !url.ok()) {
+      return absl::InvalidArgumentError(
+          strCat("job builder: git.url: ", std::string(url.status().message())));
+    }
+    if (auto path = contract::validateRepositoryPath(r.git->path); !path.ok()) {
+      return absl::InvalidArgumentError(
+          strCat("job builder: git.path: ", std::string(path.message())));
+    }
+  }
   if (r.runner_image.empty()) {
     return missing("runner_image");
   }
@@ -142,7 +165,7 @@ std::vector<std::string> runnerArgs(const JobBuildRequest& r) {
       strCat("--op=", op),
       strCat("--bin=", kRuntimePath),
       strCat("--image=", r.image_reference.empty() ? r.image : r.image_reference),
-      strCat("--module=", kModulePath),
+      strCat("--module=", r.git ? gitModulePath(*r.git) : std::string(kModulePath)),
       strCat("--providers=", kProvidersPath),
       strCat("--workdir=", kWorkPath),
       strCat("--config=", kConfigPath),
@@ -174,6 +197,17 @@ std::vector<std::string> runnerArgs(const JobBuildRequest& r) {
   if (r.operation == api::Operation::kRestore) {
     args.push_back(strCat("--restore-chunks=", r.restore_chunk_secrets.size()));
     args.push_back(strCat("--restore-resources=", r.restore_resources));
+  }
+  if (r.git) {
+    args.push_back(strCat("--git-url=", r.git->url));
+    args.push_back(strCat("--git-commit=", r.git->commit));
+    if (!r.git->ref.empty()) {
+      args.push_back(strCat("--git-ref=", r.git->ref));
+    }
+    args.push_back(strCat("--git-checkout=", contract::kGitCheckoutPath));
+    if (!r.git->secret.empty()) {
+      args.push_back(strCat("--git-credentials=", kGitCredentialsPath));
+    }
   }
   return args;
 }
@@ -238,6 +272,21 @@ absl::StatusOr<json> buildJob(const JobBuildRequest& r) {
         {{"name", "credentials"},
          {"secret", {{"secretName", r.credentials_secret}, {"defaultMode", 0440}}}}}},
   };
+  if (r.git) {
+    // The repository is written into an emptyDir; the runtime image's own
+    // /captf/module, if any, is not used.
+    json& mounts = pod_spec["containers"][0]["volumeMounts"];
+    mounts.push_back({{"name", "source"}, {"mountPath", std::string(contract::kGitSourceMount)}});
+    pod_spec["volumes"].push_back({{"name", "source"}, {"emptyDir", json::object()}});
+    if (!r.git->secret.empty()) {
+      mounts.push_back({{"name", "git-credentials"},
+                        {"mountPath", std::string(kGitCredentialsPath)},
+                        {"readOnly", true}});
+      pod_spec["volumes"].push_back(
+          {{"name", "git-credentials"},
+           {"secret", {{"secretName", r.git->secret}, {"defaultMode", 0440}}}});
+    }
+  }
   if (!r.policy.image_pull_secrets.empty()) {
     json secrets = json::array();
     for (const api::LocalObjectReference& ref : r.policy.image_pull_secrets) {

@@ -14,6 +14,7 @@
 // 0440). envFrom: the credential mirror.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,23 @@ inline constexpr std::string_view kInitContainer = "runner";
 // writing the result after stopping the runtime.
 inline constexpr std::int64_t kStopTimeoutMargin = 30;
 
+// Where the pod keeps a Git source's credentials (the secretRef Secret).
+inline constexpr std::string_view kGitCredentialsPath = "/var/run/captf/git";
+
+// A Git source (docs/decisions/git-sources.md): the runner fetches `commit`
+// into contract::kGitCheckoutPath (an emptyDir) before it runs, and the
+// module is `path` inside it.
+struct GitFetch {
+  std::string url; // canonical
+  std::string commit;
+  // refs/heads/<b> or refs/tags/<t>: fetched when the server will not serve
+  // the commit by id; "" for a commit ref.
+  std::string ref;
+  std::string path;
+  // The secretRef Secret, mounted at kGitCredentialsPath; "" for none.
+  std::string secret;
+};
+
 struct JobBuildRequest {
   ObjectIdentity object{};
   // metadata.uid of the object (the Job's owner, and --event-object).
@@ -58,6 +76,8 @@ struct JobBuildRequest {
   // The image the `source` container runs: spec.source.image, or
   // `repo@sha256:<pinned>` where pinning applies (§21.3).
   std::string image{};
+  // A Git source: `image` is its runtime image.
+  std::optional<GitFetch> git{};
   // --image: the reference echoed in the result and events
   // (spec.source.image as written). Defaults to `image` when empty.
   std::string image_reference{};

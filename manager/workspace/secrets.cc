@@ -65,6 +65,9 @@ json durableInputsSecret(const ObjectRef& ref, const contract::RenderedRoot& roo
   if (!annotations.identity.empty()) {
     notes[std::string(api::kAnnotationIdentity)] = annotations.identity;
   }
+  if (annotations.git_commit) {
+    notes[std::string(api::kAnnotationGitCommit)] = *annotations.git_commit;
+  }
   out["metadata"]["annotations"] = std::move(notes);
   return out;
 }
@@ -100,6 +103,7 @@ absl::StatusOr<DurableInputs> readDurableInputs(const json& secret_object) {
   out.annotations.image_digest = internal::annotation(secret_object, api::kAnnotationImageDigest);
   out.annotations.identity =
       internal::annotation(secret_object, api::kAnnotationIdentity).value_or("");
+  out.annotations.git_commit = internal::annotation(secret_object, api::kAnnotationGitCommit);
   const auto initialized = out.tfvars.find(std::string(contract::input::kControlPlaneInitialized));
   out.control_plane_initialized =
       initialized != out.tfvars.end() && initialized->is_boolean() && initialized->get<bool>();

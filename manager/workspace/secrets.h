@@ -26,6 +26,9 @@ struct DurableAnnotations {
   std::optional<std::string> image_digest{};
   // The effective identity name (captf.io/identity); omitted when empty.
   std::string identity{};
+  // A Git source: the commit the apply runs (captf.io/git-commit); `image`
+  // is then contract::gitSourceIdentity.
+  std::optional<std::string> git_commit{};
 };
 
 // `captf-inputs-<kindshort>-<name>`: data keys exactly main.tf.json and

@@ -58,8 +58,9 @@ TEST(ResultNamesTest, MatchTheApiSpellings) {
     EXPECT_EQ(operationName(parseOperation(name).value()), name);
   }
   EXPECT_FALSE(parseOperation("Apply").ok());
-  for (const char* name : {"prepare", "init", "force-unlock", "validate", "plan", "show-json",
-                           "apply", "apply-refresh-only", "destroy", "state-push", "state-list"}) {
+  for (const char* name :
+       {"prepare", "init", "force-unlock", "validate", "plan", "show-json", "apply",
+        "apply-refresh-only", "destroy", "state-push", "state-list", "fetch"}) {
     EXPECT_EQ(stepName(parseStep(name).value()), name);
   }
   EXPECT_FALSE(parseStep("version").ok());

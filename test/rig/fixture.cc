@@ -133,6 +133,13 @@ Env startRig(Tier tier) {
   env.tofu = env.vars["CAPTF_RIG_TOFU"];
   env.registry = env.vars["CAPTF_RIG_REGISTRY"];
   env.clusterctl = env.vars["CAPTF_RIG_CLUSTERCTL"];
+  env.git_https = env.vars["CAPTF_RIG_GIT_HTTPS"];
+  env.git_user = env.vars["CAPTF_RIG_GIT_USER"];
+  env.git_password = env.vars["CAPTF_RIG_GIT_PASSWORD"];
+  env.git_repos = env.vars["CAPTF_RIG_GIT_REPOS"];
+  env.git_ssh = env.vars["CAPTF_RIG_GIT_SSH"];
+  env.git_ssh_key = env.vars["CAPTF_RIG_GIT_SSH_KEY"];
+  env.git_known_hosts = env.vars["CAPTF_RIG_GIT_KNOWN_HOSTS"];
   return env;
 }
 

@@ -24,14 +24,21 @@ enum class Tier {
 };
 
 struct Env {
-  std::string dir;                         // the rig's private directory
-  std::string kubeconfig;                  // admin user (group system:masters)
-  std::string server;                      // https://127.0.0.1:PORT
-  std::string ca_file;                     // the API server's serving CA (PEM)
-  std::string kubectl;                     // path of the rig's kubectl
-  std::string tofu;                        // path of the rig's tofu (kE2e)
-  std::string registry;                    // host:port of the local OCI registry (kE2e)
-  std::string clusterctl;                  // path of clusterctl (kCapi)
+  std::string dir;             // the rig's private directory
+  std::string kubeconfig;      // admin user (group system:masters)
+  std::string server;          // https://127.0.0.1:PORT
+  std::string ca_file;         // the API server's serving CA (PEM)
+  std::string kubectl;         // path of the rig's kubectl
+  std::string tofu;            // path of the rig's tofu (kE2e)
+  std::string registry;        // host:port of the local OCI registry (kE2e)
+  std::string clusterctl;      // path of clusterctl (kCapi)
+  std::string git_https;       // the Git server (kE2e, test/rig/git_repo.h): https://127.0.0.1:PORT
+  std::string git_user;        // git_https's basic-auth user (random per rig)
+  std::string git_password;    // and password (random per rig)
+  std::string git_repos;       // absolute directory of the bare repositories NAME.git
+  std::string git_ssh;         // ssh://USER@127.0.0.1:PORT (sshd); + git_repos/NAME.git is a URL
+  std::string git_ssh_key;     // the client's private key (OpenSSH format)
+  std::string git_known_hosts; // "[127.0.0.1]:PORT ssh-ed25519 AAAA…"
   std::map<std::string, std::string> vars; // every export of DIR/env
 };
 

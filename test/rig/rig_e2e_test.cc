@@ -1,10 +1,12 @@
 // Proves the e2e tier of the rig: Jobs whose pods come from images in the
 // local registry, run by the process kubelet under bubblewrap, with the real
 // Job controller and garbage collector, and real OpenTofu keeping its state
-// in Secrets through the kubernetes backend in in-cluster mode.
+// in Secrets through the kubernetes backend in in-cluster mode; and the Git
+// server's repositories over HTTPS and SSH.
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -13,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "test/rig/fixture.h"
+#include "test/rig/git_repo.h"
 
 namespace captf::rig {
 namespace {
@@ -414,6 +417,89 @@ spec:
   apply(job("output", "[output, -raw, greeting]"));
   waitComplete("e2e-tofu", "output");
   EXPECT_EQ(podLog(*env_, "e2e-tofu", podOf("e2e-tofu", "output"), "main"), "hello, rig");
+}
+
+// The Git server: git http-backend over HTTPS (the rig's CA, basic auth)
+// and sshd, on the same bare repositories. The HTTPS server counts one ref
+// advertisement per ls-remote or fetch, and none for a refused request.
+TEST_F(RigE2eTest, GitServesRepositoriesOverHttpsAndSshAndCountsRefAdvertisements) {
+  ASSERT_FALSE(env_->git_https.empty()) << "no CAPTF_RIG_GIT_HTTPS in " << env_->dir << "/env";
+  GitRepo repo(*env_, "modules");
+  const std::string v1 = repo.commitFiles("main", {{"main.tf", "# one\n"}}, "one");
+  const std::string v2 =
+      repo.commitFiles("main", {{"main.tf", "# two\n"}, {"sub/vars.tf", "# vars\n"}}, "two");
+  ASSERT_EQ(v1.size(), 40U);
+  ASSERT_EQ(v2.size(), 40U);
+  EXPECT_EQ(repo.commitOf("main^"), v1);
+  repo.tag("v1", v1);
+  const std::string v2_tag = repo.annotatedTag("v2", v2, "release two");
+  EXPECT_NE(v2_tag, v2);
+  EXPECT_EQ(repo.commitOf("v2"), v2);
+  EXPECT_EQ(repo.commitOf("no-such-branch"), "");
+
+  // https://USER:PASSWORD@127.0.0.1:PORT/modules.git
+  auto url_with = [&](const std::string& password) {
+    std::string url = repo.httpsUrl();
+    return url.insert(std::string("https://").size(), env_->git_user + ":" + password + "@");
+  };
+  const auto client = gitClientEnv(*env_);
+  const GitCounts before = repo.counts();
+  for (int i = 0; i < 3; ++i) {
+    CommandResult r = git({"ls-remote", url_with(env_->git_password)}, client);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_THAT(r.output, HasSubstr(v2 + "\trefs/heads/main"));
+    EXPECT_THAT(r.output, HasSubstr(v1 + "\trefs/tags/v1"));
+    EXPECT_THAT(r.output, HasSubstr(v2_tag + "\trefs/tags/v2\n"));
+    EXPECT_THAT(r.output, HasSubstr(v2 + "\trefs/tags/v2^{}"));
+  }
+  CommandResult refused = git({"ls-remote", url_with("wrong")}, client);
+  EXPECT_NE(refused.exit_code, 0) << refused.output;
+  EXPECT_THAT(refused.output, HasSubstr("Authentication failed"));
+  refused = git({"ls-remote", repo.httpsUrl()}, client);
+  EXPECT_NE(refused.exit_code, 0) << "no credentials: " << refused.output;
+  GitCounts after = repo.counts();
+  EXPECT_EQ(after.ref_advertisements, before.ref_advertisements + 3);
+
+  const fs::path clone = root_ / "clone";
+  CommandResult r = git({"clone", "-q", url_with(env_->git_password), clone.string()}, client);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream vars(clone / "sub/vars.tf");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(vars), {}), "# vars\n");
+  const GitCounts cloned = repo.counts();
+  EXPECT_EQ(cloned.ref_advertisements, after.ref_advertisements + 1);
+  EXPECT_GT(cloned.upload_packs, after.upload_packs);
+
+  // Back to the older commit, as a force push; the tags stay.
+  repo.forcePush("main", v1);
+  r = git({"ls-remote", url_with(env_->git_password), "refs/heads/main"}, client);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output, v1 + "\trefs/heads/main\n");
+
+  // SSH: the client key, and the host key checked against known_hosts.
+  r = git({"ls-remote", repo.sshUrl()}, client);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr(v1 + "\trefs/heads/main"));
+  EXPECT_THAT(r.output, HasSubstr(v2 + "\trefs/tags/v2^{}"));
+  // The same host and port with another key: the host is refused.
+  const std::string other = (root_ / "other_host_key").string();
+  r = run({"ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", other});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream known_in(env_->git_known_hosts);
+  std::ifstream other_in(other + ".pub");
+  std::string host;
+  std::string type;
+  std::string key;
+  std::string other_type;
+  std::string other_key;
+  known_in >> host >> type >> key;
+  other_in >> other_type >> other_key;
+  EXPECT_EQ(host.rfind("[127.0.0.1]:", 0), 0U) << host;
+  EXPECT_EQ(type, "ssh-ed25519");
+  const std::string wrong_hosts = (root_ / "wrong_known_hosts").string();
+  std::ofstream(wrong_hosts) << host << " " << other_type << " " << other_key << "\n";
+  r = git({"ls-remote", repo.sshUrl()}, gitClientEnv(*env_, wrong_hosts));
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("Host key verification failed"));
 }
 
 } // namespace

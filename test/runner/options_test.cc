@@ -182,7 +182,84 @@ INSTANTIATE_TEST_SUITE_P(
         UsageCase{{"copy", "a", "b"}, "exactly one argument"},
         UsageCase{{"copy", "/x", "--op=apply"}, "only run takes it"},
         UsageCase{{"version", "now"}, "unexpected argument"},
-        UsageCase{{"run", "--op=apply", "-x"}, "unknown shorthand flag"}));
+        UsageCase{{"run", "--op=apply", "-x"}, "unknown shorthand flag"},
+        // Git module sources.
+        UsageCase{{"run", "--op=apply", "--git-url=file:///srv/repo.git"},
+                  "URL scheme \"file\" is not supported"},
+        UsageCase{{"run", "--op=apply", "--git-url=https://user:pw@example.com/r.git"},
+                  "credentials in the Secret"},
+        UsageCase{{"run", "--op=apply", "--git-commit=" + std::string(40, 'a')}, "need --git-url"},
+        UsageCase{{"run", "--op=apply", "--git-max-bytes=1Mi"}, "need --git-url"},
+        UsageCase{{"run", "--op=apply", "--git-url=https://example.com/r.git",
+                   "--git-checkout=/captf/src", "--module=/captf/src"},
+                  "--git-url needs --git-commit"},
+        UsageCase{{"run", "--op=apply", "--git-url=https://example.com/r.git",
+                   "--git-commit=ABCDEF0123456789ABCDEF0123456789ABCDEF01",
+                   "--git-checkout=/captf/src", "--module=/captf/src"},
+                  "40-digit lower-case hex"},
+        UsageCase{{"run", "--op=apply", "--git-url=https://example.com/r.git",
+                   "--git-commit=" + std::string(40, 'a'), "--module=/captf/src"},
+                  "--git-url needs --git-checkout"},
+        UsageCase{{"run", "--op=apply", "--git-url=https://example.com/r.git",
+                   "--git-commit=" + std::string(40, 'a'), "--git-checkout=/captf/src"},
+                  "--module must be a directory inside --git-checkout /captf/src"},
+        UsageCase{{"run", "--op=apply", "--git-url=https://example.com/r.git",
+                   "--git-commit=" + std::string(40, 'a'), "--git-checkout=/captf/src",
+                   "--module=/captf/src/../etc"},
+                  "inside --git-checkout"},
+        UsageCase{{"run", "--op=apply", "--git-url=https://example.com/r.git",
+                   "--git-commit=" + std::string(40, 'a'), "--git-checkout=/captf/src",
+                   "--module=/captf/srcx"},
+                  "inside --git-checkout"},
+        UsageCase{{"run", "--op=apply", "--git-url=https://example.com/r.git",
+                   "--git-commit=" + std::string(40, 'a'), "--git-checkout=relative",
+                   "--module=/captf/src"},
+                  "absolute directory path"},
+        UsageCase{{"run", "--op=apply", "--git-url=https://example.com/r.git",
+                   "--git-commit=" + std::string(40, 'a'), "--git-checkout=/captf/src",
+                   "--module=/captf/src", "--git-ref=main"},
+                  "want refs/heads/<branch> or refs/tags/<tag>"},
+        UsageCase{{"run", "--op=apply", "--git-url=https://example.com/r.git",
+                   "--git-commit=" + std::string(40, 'a'), "--git-checkout=/captf/src",
+                   "--module=/captf/src", "--git-ref=refs/heads/a..b"},
+                  "invalid argument \"refs/heads/a..b\" for \"--git-ref\""},
+        UsageCase{{"run", "--op=apply", "--git-url=https://example.com/r.git",
+                   "--git-commit=" + std::string(40, 'a'), "--git-checkout=/captf/src",
+                   "--module=/captf/src", "--git-max-bytes=0"},
+                  "positive quantity"}));
+
+TEST(OptionsTest, ParsesAGitModuleSource) {
+  const std::string commit = "0123456789abcdef0123456789abcdef01234567";
+  const ParsedCommandLine parsed = parse({
+      "run",
+      "--op=apply",
+      "--git-url=git@github.com:org/modules.git",
+      "--git-commit=" + commit,
+      "--git-ref=refs/tags/v1.2.0",
+      "--git-checkout=/captf/src/",
+      "--module=/captf/src//modules/vpc/",
+      "--git-credentials=/var/run/captf/git",
+      "--git-max-bytes=64Mi",
+  });
+  ASSERT_TRUE(parsed.status.ok()) << parsed.status;
+  const RunOptions& run = parsed.invocation.run;
+  ASSERT_TRUE(run.git_url.has_value());
+  EXPECT_EQ(run.git_url->canonical, "ssh://git@github.com/org/modules.git");
+  EXPECT_EQ(run.git_commit, commit);
+  EXPECT_EQ(run.git_ref, "refs/tags/v1.2.0");
+  // Normalised: the fetch and the --module check compare these.
+  EXPECT_EQ(run.git_checkout, "/captf/src");
+  EXPECT_EQ(run.module, "/captf/src/modules/vpc");
+  EXPECT_EQ(run.git_credentials, "/var/run/captf/git");
+  EXPECT_EQ(run.git_max_bytes, 64u << 20);
+
+  const ParsedCommandLine root =
+      parse({"run", "--op=plan", "--git-url=https://example.com/r.git", "--git-commit=" + commit,
+             "--git-checkout=/captf/src", "--module=/captf/src"});
+  ASSERT_TRUE(root.status.ok()) << root.status;
+  EXPECT_EQ(root.invocation.run.git_max_bytes, 256u << 20);
+  EXPECT_TRUE(root.invocation.run.git_ref.empty());
+}
 
 TEST(OptionsTest, UsageErrorStillFindsTheResultPath) {
   const ParsedCommandLine parsed =

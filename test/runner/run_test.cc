@@ -11,6 +11,7 @@
 #include "contract/result.h"
 #include "runner/result_file.h"
 #include "runner/run.h"
+#include "test/contract/git_repo.h"
 #include "test/runner/testing.h"
 
 namespace captf::runner {
@@ -81,7 +82,8 @@ protected:
     renderMachine();
   }
 
-  void writeRoot(const contract::RenderRequest& request) {
+  void writeRoot(contract::RenderRequest request) {
+    request.module_source = module_source_;
     auto root = contract::renderRoot(request);
     ASSERT_TRUE(root.ok()) << root.status();
     writeText(dir_ / "config/main.tf.json", root->main_tf_json);
@@ -147,6 +149,8 @@ protected:
   }
 
   TempDir dir_;
+  // The root's module call; "" for kModuleSource.
+  std::string module_source_;
   RunOptions options_;
   FakeProcessRunner runner_;
   FakeStopSource stop_;
@@ -651,6 +655,114 @@ TEST_F(RunTest, HugeFailureStillMakesAValidTerminationMessage) {
   EXPECT_LE(outcome.result.error().summary().size(), contract::kMaxSummaryBytes);
   const std::string document = encodeResultDocument(outcome.result, outcome.outputs);
   EXPECT_LE(document.size(), contract::kMaxResultBytes);
+}
+
+// --- Git module sources (--git-url) --------------------------------------------
+
+// The checkout comes from a bare repository on disk (libgit2's local
+// transport); --git-url's parser allows https and ssh only, so the test
+// sets the parsed URL directly.
+class RunGitTest : public RunTest {
+protected:
+  void SetUp() override {
+    RunTest::SetUp();
+    repo_ = std::make_unique<contract::testing::GitRepo>(dir_ / "remote.git");
+    commit_ = repo_->commit(
+        {{"modules/vpc/main.tf", "variable \"x\" {}\n"},
+         {"modules/vpc/run.sh", "#!/bin/sh\n", contract::testing::GitMode::kExecutable},
+         {"README.md", "# modules\n"}});
+    options_.git_url = repo_->gitUrl();
+    options_.git_commit = commit_;
+    options_.git_ref = "refs/heads/main";
+    options_.git_checkout = dir_ / "checkout";
+    options_.module = dir_ / "checkout/modules/vpc";
+    // What the manager renders for a Git source (contract::gitModuleSource),
+    // with this test's layout: <dir>/work/root/../../checkout/modules/vpc.
+    module_source_ = "../../checkout/modules/vpc";
+    renderMachine();
+  }
+
+  std::unique_ptr<contract::testing::GitRepo> repo_;
+  std::string commit_;
+};
+
+TEST_F(RunGitTest, FetchRunsFirstAndTheRootCallsTheModuleInTheCheckout) {
+  RunOutcome outcome = execute();
+  ASSERT_TRUE(outcome.result.has_succeeded()) << outcome.result.error().summary();
+  EXPECT_THAT(stepNames(outcome.result),
+              ElementsAre("fetch", "prepare", "init", "validate", "apply"));
+  EXPECT_EQ(readText(dir_ / "checkout/modules/vpc/main.tf"), "variable \"x\" {}\n");
+  EXPECT_EQ(readText(dir_ / "checkout/README.md"), "# modules\n");
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "checkout/.git"));
+  EXPECT_EQ(readText(dir_ / "work/root/main.tf.json"), readText(dir_ / "config/main.tf.json"));
+  EXPECT_EQ(runner_.call("init")->cwd, dir_ / "work/root");
+  EXPECT_THAT(log_.stream.str(), HasSubstr(commit_));
+}
+
+TEST_F(RunGitTest, TheRootMustCallTheModuleInTheCheckout) {
+  module_source_.clear(); // ../../module: not --module
+  renderMachine();
+  RunOutcome outcome = execute();
+  EXPECT_EQ(outcome.result.error().step(), pb::STEP_PREPARE);
+  EXPECT_THAT(outcome.result.error().summary(), HasSubstr("which is not --module"));
+  EXPECT_THAT(stepNames(outcome.result), ElementsAre("fetch", "prepare"));
+}
+
+TEST_F(RunGitTest, AFailedFetchEndsTheRunAsStepFetch) {
+  options_.git_commit = std::string(40, '7');
+  RunOutcome outcome = execute();
+  EXPECT_EQ(outcome.exit_code, 1);
+  EXPECT_EQ(outcome.result.exit_code(), 1);
+  EXPECT_EQ(outcome.result.error().kind(), pb::ERROR_KIND_STEP);
+  EXPECT_EQ(outcome.result.error().step(), pb::STEP_FETCH);
+  EXPECT_EQ(outcome.result.error().summary(),
+            "fetch: " + repo_->url() + ": commit 777777777777 is not in the repository");
+  EXPECT_THAT(stepNames(outcome.result), ElementsAre("fetch"));
+  EXPECT_EQ(outcome.result.steps(0).exit_code(), 1);
+  EXPECT_TRUE(runner_.calls().empty());
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "checkout"));
+}
+
+TEST_F(RunGitTest, BadGitCredentialsFailTheFetchWithoutTheirValues) {
+  writeText(dir_ / "git-creds/token", "tok-en-value");
+  writeText(dir_ / "git-creds/password", "pass-word-value");
+  options_.git_credentials = dir_ / "git-creds";
+  RunOutcome outcome = execute();
+  EXPECT_EQ(outcome.result.error().step(), pb::STEP_FETCH);
+  EXPECT_THAT(outcome.result.error().summary(),
+              HasSubstr("fetch: git credentials: both token and password are set"));
+  EXPECT_THAT(everythingWritten(outcome), Not(HasSubstr("-value")));
+  EXPECT_TRUE(runner_.calls().empty());
+}
+
+TEST_F(RunGitTest, AModuleMissingFromTheCheckoutIsALayoutError) {
+  options_.module = dir_ / "checkout/modules/missing";
+  RunOutcome outcome = execute();
+  EXPECT_EQ(outcome.result.error().kind(), pb::ERROR_KIND_IMAGE_LAYOUT);
+  EXPECT_THAT(outcome.result.error().summary(), HasSubstr("module source: "));
+  EXPECT_THAT(stepNames(outcome.result), ElementsAre("fetch"));
+  EXPECT_TRUE(runner_.calls().empty());
+}
+
+TEST_F(RunGitTest, AStopBeforeTheFetchIsInterrupted) {
+  stop_.requested = true;
+  RunOutcome outcome = execute();
+  EXPECT_EQ(outcome.result.error().kind(), pb::ERROR_KIND_INTERRUPTED);
+  EXPECT_EQ(outcome.result.error().step(), pb::STEP_FETCH);
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "checkout"));
+}
+
+TEST_F(RunGitTest, ARestoreFetchesButCallsNoModule) {
+  options_.operation = pb::OPERATION_RESTORE;
+  writeText(dir_ / "config/restore/0",
+            gzip(R"({"version":4,"terraform_version":"1.11.4","serial":1,"lineage":"l",)"
+                 R"("outputs":{},"resources":[{"mode":"managed","type":"terraform_data",)"
+                 R"("name":"a","instances":[{}]}]})"));
+  runner_.on("state list", FakeResponse{.stdout_text = "terraform_data.a\n"});
+  RunOutcome outcome = execute();
+  EXPECT_THAT(stepNames(outcome.result),
+              ElementsAre("fetch", "prepare", "init", "state-push", "state-list"));
+  EXPECT_TRUE(outcome.result.has_succeeded()) << outcome.result.error().summary();
 }
 
 } // namespace

@@ -62,6 +62,87 @@ TEST(ValidatorsTest, SourceImage) {
                     "contain whitespace, control or non-ASCII characters"});
 }
 
+// ---- source git -----------------------------------------------------------------
+
+api::GitSource gitSource() {
+  api::GitSource git;
+  git.url = "https://git.example.com/org/modules.git";
+  git.ref.branch = "main";
+  git.path = "machine";
+  git.runtime_image = "r.example.com/runtime:v1";
+  return git;
+}
+
+TEST(ValidatorsTest, SourceGit) {
+  runCreateCases<api::TerraformMachine>(
+      {
+          {"branch",
+           [](auto& m) {
+             m.spec.source.image.clear();
+             m.spec.source.git = gitSource();
+           },
+           {}},
+          {"scp-like url and a commit",
+           [](auto& m) {
+             m.spec.source.image.clear();
+             m.spec.source.git = gitSource();
+             m.spec.source.git->url = "git@git.example.com:org/modules.git";
+             m.spec.source.git->ref = {};
+             m.spec.source.git->ref.commit = std::string(40, 'a');
+           },
+           {}},
+          {"both image and git",
+           [](auto& m) { m.spec.source.git = gitSource(); },
+           {"spec.source: Forbidden: exactly one of image and git may be set"}},
+          {"neither",
+           [](auto& m) { m.spec.source.image.clear(); },
+           {"spec.source: Required value: exactly one of image and git must be set"}},
+          {"every git field wrong at once",
+           [](auto& m) {
+             m.spec.source.image.clear();
+             m.spec.source.git = gitSource();
+             m.spec.source.git->url = "http://git.example.com/r.git";
+             m.spec.source.git->ref.branch = "a..b";
+             m.spec.source.git->path = "../etc";
+             m.spec.source.git->runtime_image = "r.example.com/runtime";
+           },
+           {"spec.source.git.url: Invalid value: \"http://git.example.com/r.git\": URL scheme "
+            "\"http\" is not supported (https or ssh)",
+            "spec.source.git.ref.branch: Invalid value: \"a..b\": branch name has \"..\" or "
+            "\"@{\"",
+            "spec.source.git.path: Invalid value: \"../etc\": path has a \"..\" component",
+            "spec.source.git.runtimeImage: Invalid value: \"r.example.com/runtime\": must name a "
+            "tag (:v1.2.3) or a digest (@sha256:...): the tag or digest is the module version"}},
+          {"two refs",
+           [](auto& m) {
+             m.spec.source.image.clear();
+             m.spec.source.git = gitSource();
+             m.spec.source.git->ref.tag = "v1";
+           },
+           {"spec.source.git.ref: Forbidden: exactly one of branch, tag and commit may be set"}},
+          {"an absolute path",
+           [](auto& m) {
+             m.spec.source.image.clear();
+             m.spec.source.git = gitSource();
+             m.spec.source.git->path = "/machine";
+           },
+           {"spec.source.git.path: Invalid value: \"/machine\": path is absolute; write it "
+            "relative to the repository root"}},
+      },
+      t::minimalTerraformMachine, validateTerraformMachineCreate);
+}
+
+TEST(ValidatorsTest, AMachinesGitSourceIsImmutableLikeItsImage) {
+  api::TerraformMachine old_machine = t::minimalTerraformMachine();
+  old_machine.spec.source.image.clear();
+  old_machine.spec.source.git = gitSource();
+  api::TerraformMachine new_machine = old_machine;
+  new_machine.spec.source.git->ref.branch = "next";
+  const FieldErrorList errors = validateTerraformMachineUpdate(old_machine, new_machine);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(toString(errors[0]).rfind("spec.source: ", 0), 0u) << toString(errors[0]);
+}
+
 // ---- variables ----------------------------------------------------------------
 
 TEST(ValidatorsTest, VariableNames) {

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -486,13 +487,22 @@ TEST_F(WebhookServerIntegrationTest, CertificateRotationUnderLoadFailsNoAdmissio
     });
   }
 
-  std::this_thread::sleep_for(std::chrono::seconds(3));
+  // Load is counted, not timed: a loaded machine takes longer, not fewer.
+  const auto until = [](const std::function<bool()>& done) {
+    const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+    while (!done() && std::chrono::steady_clock::now() < limit) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  };
+  until([&] { return direct_ok.load() >= 500 && kubectl_ok.load() >= 3; });
   testing::writePair(installation->cert_dir,
                      testing::makeServingCert(installation->ca, {"localhost"}, new_serial));
   for (int i = 0; i < 100 && server.certificateGeneration() == generation_before; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  std::this_thread::sleep_for(std::chrono::seconds(3));
+  until([&] {
+    return direct_ok.load() > 1000 && new_serial_seen.load() >= 200 && kubectl_ok.load() > 5;
+  });
   stop = true;
   workers.clear();
 

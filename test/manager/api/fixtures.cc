@@ -86,6 +86,14 @@ JobPolicy fullJobPolicy() {
 WorkspaceSpec fullWorkspaceSpec(std::string image) {
   WorkspaceSpec w;
   w.source = Source{std::move(image), PullPolicy::kAlways};
+  // Every field encoded once (admission refuses image and git together).
+  GitSource git;
+  git.url = "https://git.example.com/org/modules.git";
+  git.ref = GitReference{"main", "v1.2.3", std::string(40, 'c')};
+  git.path = "cluster";
+  git.secret_ref = LocalObjectReference{"git-credentials"};
+  git.runtime_image = "registry.example.com/runtimes/tofu:1.12.6";
+  w.source.git = git;
   w.jobs = fullJobPolicy();
   w.variables = {{"region", "eu-west-1"}, {"sizes", {{"small", 1}, {"large", 4}}}};
   w.variables_from = {
@@ -119,6 +127,9 @@ void fillWorkspaceStatus(WorkspaceStatus& s) {
   s.source =
       SourceStatus{"registry.example.com/modules/cluster:v1.2.3",
                    "registry.example.com/modules/cluster@sha256:" + std::string(64, 'a'), "1.12.6"};
+  s.source->commit = std::string(40, 'c');
+  s.source->latest_commit = std::string(40, 'd');
+  s.source->resolved_at = at(1700000600);
   s.state_backups = {{17, at(1700000000), 2048}, {16, at(1699990000), 1990}};
 }
 

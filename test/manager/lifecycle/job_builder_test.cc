@@ -201,6 +201,42 @@ TEST(JobBuilderTest, RestoreProjectsTheBackupChunks) {
                    "items":[{"key":"tfstate","path":"restore/1"}]}}]}})"));
 }
 
+TEST(JobBuilderTest, AGitSourceFetchesIntoAnEmptyDirWithItsCredentials) {
+  JobBuildRequest r = request();
+  r.image = "registry.example/runtimes/tofu:1.12.6";
+  r.image_reference = r.image;
+  r.git = GitFetch{"https://git.example.com/m.git", std::string(40, 'c'), "refs/heads/main",
+                   "cluster/aws", "git-creds"};
+  auto built = buildJob(r);
+  ASSERT_TRUE(built.ok()) << built.status();
+  const json& pod = (*built)["spec"]["template"]["spec"];
+  const json source = containerNamed(pod["containers"], "source");
+  EXPECT_EQ(source["image"], "registry.example/runtimes/tofu:1.12.6");
+  const auto args = source["args"].get<std::vector<std::string>>();
+  EXPECT_THAT(args, ::testing::Contains("--module=/captf/source/repo/cluster/aws"));
+  EXPECT_THAT(args, ::testing::Contains("--git-url=https://git.example.com/m.git"));
+  EXPECT_THAT(args, ::testing::Contains("--git-commit=" + std::string(40, 'c')));
+  EXPECT_THAT(args, ::testing::Contains("--git-ref=refs/heads/main"));
+  EXPECT_THAT(args, ::testing::Contains("--git-checkout=/captf/source/repo"));
+  EXPECT_THAT(args, ::testing::Contains("--git-credentials=/var/run/captf/git"));
+  EXPECT_THAT(source["volumeMounts"],
+              ::testing::Contains(json({{"name", "source"}, {"mountPath", "/captf/source"}})));
+  EXPECT_THAT(source["volumeMounts"], ::testing::Contains(json({{"name", "git-credentials"},
+                                                                {"mountPath", "/var/run/captf/git"},
+                                                                {"readOnly", true}})));
+  EXPECT_THAT(pod["volumes"],
+              ::testing::Contains(json({{"name", "source"}, {"emptyDir", json::object()}})));
+  EXPECT_THAT(pod["volumes"], ::testing::Contains(json::parse(R"({"name":"git-credentials","secret":
+                  {"secretName":"git-creds","defaultMode":288}})")));
+  EXPECT_EQ((*built)["metadata"]["annotations"]["captf.io/git-commit"], std::string(40, 'c'));
+
+  r.git->commit = "abc";
+  EXPECT_EQ(buildJob(r).status().code(), absl::StatusCode::kInvalidArgument);
+  r.git->commit = std::string(40, 'c');
+  r.git->path = "../x";
+  EXPECT_EQ(buildJob(r).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(JobBuilderTest, ApprovedPlanAnnotation) {
   JobBuildRequest r = request();
   r.options.expect_plan = "p1:xyz";

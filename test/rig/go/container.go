@@ -550,6 +550,23 @@ func (k *kubelet) bwrapArgs(w *podWorker, pod *corev1.Pod, c *corev1.Container, 
 		}
 		args = append(args, flag, src, m.MountPath)
 	}
+	// The kubelet-managed /etc/hosts every pod gets, unless a volume is
+	// mounted there: localhost resolves without DNS (a static runner's
+	// resolver reads only this file).
+	hostsMounted := false
+	for _, m := range mounts {
+		hostsMounted = hostsMounted || filepath.Clean(m.MountPath) == "/etc/hosts"
+	}
+	if !hostsMounted {
+		hostsFile := filepath.Join(w.dir, "etc-hosts")
+		if err := os.WriteFile(hostsFile, []byte(podHosts(pod)), 0o644); err != nil {
+			return nil, "", "", err
+		}
+		if err := ensureMountPoint(root, "/etc/hosts", hostsFile); err != nil {
+			return nil, "", "", err
+		}
+		args = append(args, "--ro-bind", hostsFile, "/etc/hosts")
+	}
 	if !strings.HasPrefix(termPath, "/dev/") {
 		if err := ensureMountPoint(root, termPath, termFile); err != nil {
 			return nil, "", "", err
@@ -578,6 +595,15 @@ func (k *kubelet) bwrapArgs(w *podWorker, pod *corev1.Pod, c *corev1.Container, 
 		argv[i] = expand(argv[i], env)
 	}
 	return append(append(args, "--"), argv...), root, termFile, nil
+}
+
+// podHosts is the /etc/hosts the kubelet writes into a pod's containers.
+func podHosts(pod *corev1.Pod) string {
+	hosts := "# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+	if ip := pod.Status.PodIP; ip != "" && !pod.Spec.HostNetwork {
+		hosts += ip + "\t" + pod.Name + "\n"
+	}
+	return hosts
 }
 
 // ensureMountPoint creates the mount point of PATH inside ROOT: a directory,

@@ -1,7 +1,7 @@
 // Command rig brings up a Kubernetes control plane of real components on
 // loopback for CAPTF's tests and for people: etcd, kube-apiserver,
 // kube-controller-manager, a process kubelet that runs Job pods under
-// bubblewrap, and a local OCI registry.
+// bubblewrap, a local OCI registry, and a Git server over HTTPS and SSH.
 //
 //	rig up --dir DIR [--tier integration|e2e] [--owner-pid PID]
 //	rig down --dir DIR

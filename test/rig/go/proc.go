@@ -88,7 +88,8 @@ func (c *component) waitReady(timeout time.Duration, check func() error) error {
 // hint names a port clash when the log shows one.
 func (c *component) hint() string {
 	b, _ := os.ReadFile(c.log)
-	if strings.Contains(string(b), "address already in use") {
+	// Go components say "address already in use", sshd "Address already in use".
+	if strings.Contains(strings.ToLower(string(b)), "address already in use") {
 		return ": port already in use"
 	}
 	return ""

@@ -189,10 +189,12 @@ type rig struct {
 	capi *component
 	// certManager runs in the install tier (certmanager.go).
 	certManager *component
-	apiPort     int
-	apiArgs     []string
-	cancel      context.CancelFunc
-	kubelet     *kubelet
+	// git serves Git repositories over HTTPS and SSH (git.go), e2e and up.
+	git     *gitServer
+	apiPort int
+	apiArgs []string
+	cancel  context.CancelFunc
+	kubelet *kubelet
 }
 
 func cmdServe(args []string) error {
@@ -271,16 +273,23 @@ func (r *rig) start(tier string) error {
 		if err != nil {
 			return err
 		}
+		if err := r.startGit(); err != nil {
+			return err
+		}
 		ctx, cancel := context.WithCancel(context.Background())
 		r.cancel = cancel
 		_, regPort, _ := net.SplitHostPort(regAddr)
 		rp, _ := strconv.Atoi(regPort)
-		r.kubelet, err = startKubelet(ctx, r.l, r.pki, r.apiPort, r.bins.bwrap, []int{r.apiPort, rp})
+		r.kubelet, err = startKubelet(ctx, r.l, r.pki, r.apiPort, r.bins.bwrap,
+			[]int{r.apiPort, rp, r.git.httpsPort, r.git.sshPort})
 		if err != nil {
 			return fmt.Errorf("the process kubelet did not start: %v; see %s", err, filepath.Join(r.l.logs(), "rig.log"))
 		}
 		env["CAPTF_RIG_REGISTRY"] = regAddr
 		env["CAPTF_RIG_TOFU"] = r.bins.tofu
+		for k, v := range r.git.env() {
+			env[k] = v
+		}
 		env["CAPTF_RIG_TIER"] = "e2e"
 	}
 	if tier == "capi" {
@@ -574,6 +583,7 @@ func (r *rig) stop() {
 	r.certManager.stop(5 * time.Second)
 	r.kcm.stop(5 * time.Second)
 	r.reg.stop(5 * time.Second)
+	r.git.stop()
 	r.api.stop(10 * time.Second)
 	r.etcd.stop(10 * time.Second)
 	os.Remove(r.l.readyFile())

@@ -1,0 +1,233 @@
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "manager/controllers/ref_watcher.h"
+
+namespace captf::controllers {
+namespace {
+
+using namespace std::chrono_literals;
+using contract::git::RemoteRef;
+
+// A remote's refs as the fake server holds them, and every listing it
+// served (what a real server's counter would show).
+struct FakeRemotes {
+  std::mutex mu;
+  std::map<std::string, std::vector<RemoteRef>> refs;
+  std::map<std::string, absl::Status> failures;
+  std::map<std::string, int> listings;
+  std::vector<std::string> passwords;
+
+  RefWatcher::ListRemote lister() {
+    return [this](const contract::GitUrl& url, const contract::git::Credentials& credentials,
+                  std::chrono::milliseconds) -> absl::StatusOr<std::vector<RemoteRef>> {
+      std::lock_guard lock(mu);
+      ++listings[url.canonical];
+      passwords.push_back(credentials.password);
+      if (auto it = failures.find(url.canonical); it != failures.end()) {
+        return it->second;
+      }
+      return refs[url.canonical];
+    };
+  }
+  int count(const std::string& url) {
+    std::lock_guard lock(mu);
+    return listings[url];
+  }
+  int total() {
+    std::lock_guard lock(mu);
+    int sum = 0;
+    for (const auto& [url, n] : listings) {
+      sum += n;
+    }
+    return sum;
+  }
+  void set(const std::string& url, std::vector<RemoteRef> r) {
+    std::lock_guard lock(mu);
+    refs[url] = std::move(r);
+  }
+};
+
+contract::GitUrl url(const std::string& text) {
+  return *contract::parseGitUrl(text);
+}
+
+const std::string kA(40, 'a');
+const std::string kB(40, 'b');
+
+RefWatcher::ReadSecret noSecrets() {
+  return [](const std::string& ns,
+            const std::string& name) -> absl::StatusOr<std::map<std::string, std::string>> {
+    if (name == "good") {
+      return std::map<std::string, std::string>{{"username", "u"}, {"password", "pw-" + ns}};
+    }
+    return absl::NotFoundError("secrets \"" + name + "\" not found");
+  };
+}
+
+template <class F> bool eventually(F f, std::chrono::milliseconds limit = 5s) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end) {
+    if (f()) {
+      return true;
+    }
+    std::this_thread::sleep_for(5ms);
+  }
+  return f();
+}
+
+struct Running {
+  explicit Running(RefWatcher& w) : thread([&w](std::stop_token stop) { (void)w.run(stop); }) {}
+  std::jthread thread;
+};
+
+TEST(RefWatcherTest, AHundredFollowersOfThreeRemotesCostThreeListingsPerInterval) {
+  FakeRemotes server;
+  const std::vector<std::string> urls = {"https://git.example.com/a.git",
+                                         "https://git.example.com/b.git",
+                                         "ssh://git@git.example.com/c.git"};
+  for (const std::string& u : urls) {
+    server.set(url(u).canonical, {{"refs/heads/main", kA}});
+  }
+  RefWatcher watcher({200ms, 0.1, 2, 1s}, noSecrets(), server.lister());
+  std::atomic<int> notified = 0;
+  watcher.setNotify([&](const RefFollower&) { ++notified; });
+  for (int i = 0; i < 100; ++i) {
+    const auto result = watcher.follow({"TerraformCluster", "ns", "o" + std::to_string(i)},
+                                       url(urls[static_cast<std::size_t>(i % 3)]), "",
+                                       {contract::GitRefKind::kBranch, "main"});
+    EXPECT_FALSE(result.has_value()); // nothing listed yet
+  }
+  EXPECT_EQ(watcher.remotes(), 3u);
+  Running running(watcher);
+  ASSERT_TRUE(eventually([&] { return notified.load() == 100; }));
+  EXPECT_EQ(server.total(), 3);
+  // Every follower now reads the commit at once, without a listing.
+  auto now = watcher.follow({"TerraformCluster", "ns", "o7"}, url(urls[1]), "",
+                            {contract::GitRefKind::kBranch, "main"});
+  ASSERT_TRUE(now.has_value());
+  EXPECT_TRUE(now->status.ok());
+  EXPECT_EQ(now->commit, kA);
+  // About five intervals later: about five listings per remote, not 100.
+  std::this_thread::sleep_for(1000ms);
+  for (const std::string& u : urls) {
+    const int n = server.count(url(u).canonical);
+    EXPECT_GE(n, 2) << u;
+    EXPECT_LE(n, 8) << u;
+  }
+  // Unchanged refs wake nobody.
+  EXPECT_EQ(notified.load(), 100);
+}
+
+TEST(RefWatcherTest, ANewCommitWakesOnlyTheFollowersOfThatRef) {
+  FakeRemotes server;
+  const std::string u = url("https://h/r.git").canonical;
+  server.set(u, {{"refs/heads/main", kA}, {"refs/heads/dev", kA}, {"refs/tags/v1", kA}});
+  RefWatcher watcher({50ms, 0.1, 1, 1s}, noSecrets(), server.lister());
+  std::mutex mu;
+  std::multiset<std::string> woken;
+  watcher.setNotify([&](const RefFollower& who) {
+    std::lock_guard lock(mu);
+    woken.insert(who.name);
+  });
+  watcher.follow({"TerraformCluster", "ns", "main"}, url(u), "",
+                 {contract::GitRefKind::kBranch, "main"});
+  watcher.follow({"TerraformMachine", "ns", "dev"}, url(u), "",
+                 {contract::GitRefKind::kBranch, "dev"});
+  watcher.follow({"TerraformMachine", "ns", "tag"}, url(u), "", {contract::GitRefKind::kTag, "v1"});
+  Running running(watcher);
+  ASSERT_TRUE(eventually([&] {
+    std::lock_guard lock(mu);
+    return woken.size() == 3;
+  }));
+  server.set(u, {{"refs/heads/main", kB}, {"refs/heads/dev", kA}, {"refs/tags/v1", kA}});
+  ASSERT_TRUE(eventually([&] {
+    std::lock_guard lock(mu);
+    return woken.count("main") == 2;
+  }));
+  std::this_thread::sleep_for(200ms);
+  {
+    std::lock_guard lock(mu);
+    EXPECT_EQ(woken.count("dev"), 1u);
+    EXPECT_EQ(woken.count("tag"), 1u);
+  }
+  auto main = watcher.follow({"TerraformCluster", "ns", "main"}, url(u), "",
+                             {contract::GitRefKind::kBranch, "main"});
+  ASSERT_TRUE(main && main->status.ok());
+  EXPECT_EQ(main->commit, kB);
+  // A branch that disappears is NotFound, named.
+  server.set(u, {{"refs/heads/main", kB}});
+  ASSERT_TRUE(eventually([&] {
+    auto dev = watcher.follow({"TerraformMachine", "ns", "dev"}, url(u), "",
+                              {contract::GitRefKind::kBranch, "dev"});
+    return dev && dev->status.code() == absl::StatusCode::kNotFound;
+  }));
+}
+
+TEST(RefWatcherTest, FailuresAreReportedAndRecoverWithoutHelp) {
+  FakeRemotes server;
+  const std::string u = url("https://h/private.git").canonical;
+  server.set(u, {{"refs/heads/main", kA}});
+  server.failures[u] = absl::UnauthenticatedError("ls-remote https://h/private.git: refused");
+  RefWatcher watcher({50ms, 0.1, 1, 1s}, noSecrets(), server.lister());
+  Running running(watcher);
+  const RefFollower who{"TerraformCluster", "team-a", "c"};
+  const contract::GitRef main{contract::GitRefKind::kBranch, "main"};
+  ASSERT_TRUE(eventually([&] {
+    auto r = watcher.follow(who, url(u), "good", main);
+    return r && r->status.code() == absl::StatusCode::kUnauthenticated;
+  }));
+  {
+    std::lock_guard lock(server.mu);
+    server.failures.clear();
+  }
+  ASSERT_TRUE(eventually([&] {
+    auto r = watcher.follow(who, url(u), "good", main);
+    return r && r->status.ok() && r->commit == kA;
+  }));
+  {
+    // The Secret of the follower's namespace was used.
+    std::lock_guard lock(server.mu);
+    ASSERT_FALSE(server.passwords.empty());
+    EXPECT_EQ(server.passwords.back(), "pw-team-a");
+  }
+  // A missing credentials Secret: InvalidArgument naming it, and no listing.
+  const int before = server.count(u);
+  const RefFollower other{"TerraformCluster", "team-b", "c"};
+  ASSERT_TRUE(eventually([&] {
+    auto r = watcher.follow(other, url(u), "missing", main);
+    return r && r->status.code() == absl::StatusCode::kInvalidArgument &&
+           r->status.message().find("team-b/missing not found") != absl::string_view::npos;
+  }));
+  EXPECT_EQ(watcher.remotes(), 2u);
+  EXPECT_GE(server.count(u), before);
+}
+
+TEST(RefWatcherTest, ACommitRefNeedsNoListingAndForgettingDropsTheRemote) {
+  FakeRemotes server;
+  RefWatcher watcher({50ms, 0.1, 1, 1s}, noSecrets(), server.lister());
+  auto r = watcher.follow({"TerraformMachine", "ns", "m"}, url("https://h/r.git"), "",
+                          {contract::GitRefKind::kCommit, kB});
+  ASSERT_TRUE(r && r->status.ok());
+  EXPECT_EQ(r->commit, kB);
+  EXPECT_EQ(watcher.remotes(), 0u);
+  watcher.follow({"TerraformMachine", "ns", "m"}, url("https://h/r.git"), "",
+                 {contract::GitRefKind::kBranch, "main"});
+  EXPECT_EQ(watcher.remotes(), 1u);
+  watcher.forget({"TerraformMachine", "ns", "m"});
+  EXPECT_EQ(watcher.remotes(), 0u);
+  Running running(watcher);
+  std::this_thread::sleep_for(150ms);
+  EXPECT_EQ(server.total(), 0);
+}
+
+} // namespace
+} // namespace captf::controllers
