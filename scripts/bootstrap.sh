@@ -6,6 +6,8 @@ PKGS=(
   # toolchain
   g++ cmake ninja-build pkg-config git ca-certificates openssl curl
   clang-format-16 clang-tidy
+  # the compiler cache: warm CI compiles only what changed
+  ccache
   # libFuzzer targets build with clang
   clang-14 libclang-rt-14-dev
   # libraries named by the design brief, and where it is silent (docs/decisions/build-libraries.md)
