@@ -8,6 +8,7 @@
 #include <cctype>
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -152,6 +153,12 @@ int run(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--runner-events", runner_events, "Runners emit progress events")
       ->default_str("true");
+  app.add_option("--runner-report-address", settings.run_reports.address,
+                 "host:port runners send their run reports to (the report Service); empty: none")
+      ->capture_default_str();
+  app.add_option("--runner-report-bind-address", settings.run_reports.bind_address,
+                 "Address the run report server (gRPC, TLS) binds")
+      ->capture_default_str();
   app.add_option("--runner-image", runner_image,
                  "Image of the runner init container (default $CAPTF_MANAGER_IMAGE)");
   app.add_option("--state-backups", settings.state_backups, "State backups kept per object")
@@ -312,6 +319,14 @@ int run(int argc, char** argv) {
     return fail("--webhook-port out of range");
   }
   webhook.port = static_cast<uint16_t>(webhook_port);
+  // The run reports serve the webhook's certificate; runners trust the
+  // Secret's ca.crt, or the certificate itself when it is self-signed
+  // (docs/decisions/run-reports.md).
+  settings.run_reports.cert_file = webhook.cert_dir + "/" + webhook.cert_name;
+  settings.run_reports.key_file = webhook.cert_dir + "/" + webhook.key_name;
+  settings.run_reports.ca_file = std::filesystem::exists(webhook.cert_dir + "/ca.crt")
+                                     ? webhook.cert_dir + "/ca.crt"
+                                     : settings.run_reports.cert_file;
   auto min_version = captf::webhooks::parseTlsVersion(tls_min_version);
   if (!min_version.ok()) {
     return fail(std::string(min_version.status().message()));

@@ -5,16 +5,23 @@
 #include <csignal>
 #include <cstdio>
 #include <exception>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "absl/strings/str_split.h"
+#include "contract/report.h"
 #include "runner/copy.h"
 #include "runner/logging.h"
 #include "runner/options.h"
 #include "runner/posix_process.h"
+#include "runner/report.h"
 #include "runner/result_file.h"
 #include "runner/run.h"
 #include "runner/version.h"
@@ -45,6 +52,49 @@ int writeResult(Log& log, const std::string& path, const RunOutcome& outcome) {
   return outcome.exit_code;
 }
 
+constexpr absl::Duration kReportCloseBudget = absl::Seconds(3);
+
+std::optional<std::string> readSmallFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return std::nullopt;
+  }
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return text;
+}
+
+// The run reports' client when --report-address is given and the per-run
+// Secret holds a token and a CA (docs/decisions/run-reports.md); otherwise
+// none, said once: reporting never fails a run.
+std::unique_ptr<GrpcReporter> startReporter(const RunOptions& options, const Clock& clock,
+                                            Log& log) {
+  if (options.report_address.empty()) {
+    return nullptr;
+  }
+  const std::string dir = options.config + "/";
+  const auto token = readSmallFile(dir + std::string(captf::contract::kReportTokenKey));
+  const auto ca = readSmallFile(dir + std::string(captf::contract::kReportCaKey));
+  if (!token || !ca) {
+    log.warning("run reports off: the per-run Secret has no report token or CA",
+                {{"config", options.config}});
+    return nullptr;
+  }
+  ReportOptions report;
+  report.address = options.report_address;
+  report.token = *token;
+  report.ca_pem = *ca;
+  // --event-object is <apiVersion>/<kind>/<namespace>/<name>/<uid>.
+  const std::vector<std::string> parts = absl::StrSplit(options.event_object, '/');
+  report.job =
+      (parts.size() >= 5 ? parts[parts.size() - 3] : std::string()) + "/" + options.job_name;
+  auto reporter = GrpcReporter::start(std::move(report), clock);
+  if (!reporter.ok()) {
+    log.warning("run reports off", {{"error", std::string(reporter.status().message())}});
+    return nullptr;
+  }
+  return *std::move(reporter);
+}
+
 int run(const RunOptions& options, Log& log) {
   auto stop = SignalStopSource::create();
   if (!stop.ok()) {
@@ -57,12 +107,14 @@ int run(const RunOptions& options, Log& log) {
   PosixProcessRunner processes(**stop, options.stop_timeout);
   SystemClock clock;
   StdioLogWriter runtime_output;
+  std::unique_ptr<GrpcReporter> reporter = startReporter(options, clock, log);
   RunContext context{.processes = processes,
                      .stop = **stop,
                      .clock = clock,
                      .runtime_output = runtime_output,
                      .log = log,
-                     .container_env = parseEnviron(environ)};
+                     .container_env = parseEnviron(environ),
+                     .reporter = reporter.get()};
   RunOutcome outcome;
   try {
     outcome = executeRun(options, context);
@@ -76,7 +128,20 @@ int run(const RunOptions& options, Log& log) {
   if ((*stop)->stopRequested()) {
     log.info("stop signal received", {{"signal", (*stop)->signalNumber()}});
   }
-  return writeResult(log, options.result, outcome);
+  const int code = writeResult(log, options.result, outcome);
+  if (reporter) {
+    // The result is written: what the reports still carry is a courtesy,
+    // bounded so that the pod does not linger.
+    const ReportStats stats = reporter->close(kReportCloseBudget);
+    log.info("run reports", {{"queued", static_cast<std::int64_t>(stats.queued)},
+                             {"accepted", static_cast<std::int64_t>(stats.accepted)},
+                             {"dropped", static_cast<std::int64_t>(stats.dropped)},
+                             {"calls", static_cast<std::int64_t>(stats.calls)},
+                             {"failedCalls", static_cast<std::int64_t>(stats.failed_calls)},
+                             {"gaveUp", stats.gave_up},
+                             {"lastError", stats.last_error}});
+  }
+  return code;
 }
 
 } // namespace

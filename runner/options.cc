@@ -467,6 +467,7 @@ private:
     addString("expect-plan", run.expect_plan);
     addString("event-object", run.event_object);
     addString("job-name", run.job_name);
+    addString("report-address", run.report_address);
     addBool("guard-deletes", Scope::kRun, run.guard_deletes);
     add("lock-timeout", Scope::kRun, Arity::kValue,
         [&run](std::string_view v) { return setDuration("lock-timeout", v, run.lock_timeout); });
@@ -556,6 +557,9 @@ private:
     if (run.event_object.empty() != run.job_name.empty()) {
       return usage("run: --event-object and --job-name go together");
     }
+    if (!run.report_address.empty() && run.job_name.empty()) {
+      return usage("run: --report-address needs --event-object and --job-name");
+    }
     if (auto status = checkGitSource(run, git_max_bytes_set_); !status.ok()) {
       return status;
     }
@@ -619,6 +623,7 @@ run flags:
   --expect-plan string         the approved plan hash
   --event-object string        <apiVersion>/<kind>/<namespace>/<name>/<uid>
   --job-name string
+  --report-address string      host:port of the manager's run reports (needs --job-name)
   --restore-chunks int         backup chunks under <config>/restore (0: count them)
   --restore-resources int      the backup's managed-resource count
   --git-url string             a Git module source (https:// or ssh://); the fetch step runs first

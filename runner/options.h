@@ -77,6 +77,10 @@ struct RunOptions {
   std::string expect_plan;
   std::string event_object;
   std::string job_name;
+  // --report-address: host:port of the manager's run reports (needs
+  // --event-object and --job-name); the token and CA are the per-run
+  // Secret's report-token and report-ca.crt (contract/report.h).
+  std::string report_address;
   // 0: as many as <config>/restore holds.
   int restore_chunks = 0;
   // Unset when the flag was not given.

@@ -8,6 +8,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "absl/cleanup/cleanup.h"
+#include "absl/strings/str_split.h"
 #include "contract/git.h"
 #include "contract/json_adapter.h"
 #include "contract/plan.h"
@@ -121,8 +123,11 @@ void collectStrings(const nlohmann::json& value, Redactor& redactor) {
 // captured stdout and the resource counts of an apply or destroy.
 class StepOutput final : public OutputSink {
 public:
-  StepOutput(LogWriter& log, const Redactor& redactor, StdoutUse use, std::size_t max_capture)
-      : log_(log), redactor_(redactor), use_(use), max_capture_(max_capture) {}
+  // `lines` (may be null) also gets every redacted line: the run reports.
+  StepOutput(LogWriter& log, const Redactor& redactor, StdoutUse use, std::size_t max_capture,
+             std::function<void(OutputStream, std::string_view)> lines = nullptr)
+      : log_(log), redactor_(redactor), use_(use), max_capture_(max_capture),
+        lines_(std::move(lines)) {}
 
   void write(OutputStream stream, std::string_view bytes) override {
     if (stream == OutputStream::kStdout && use_ != StdoutUse::kLog) {
@@ -174,6 +179,9 @@ private:
     }
     const std::string clean = redactor_.redact(line);
     log_.writeLine(stream, clean);
+    if (lines_) {
+      lines_(stream, clean);
+    }
     if (stream == OutputStream::kStdout) {
       if (auto changes = parseChangeSummary(stripTerminalDecoration(clean))) {
         changes_ = *changes;
@@ -201,6 +209,7 @@ private:
   std::string stderr_pending_;
   std::string stderr_tail_;
   std::optional<pb::ResourceChanges> changes_;
+  std::function<void(OutputStream, std::string_view)> lines_;
 };
 
 struct StepRun {
@@ -249,8 +258,11 @@ public:
     ctx_.log.info("run started", {{"op", contract::operationName(options_.operation)},
                                   {"image", options_.image},
                                   {"runtime", options_.bin.front()}});
-    if (fetchSource() && preflight() && prepare()) {
+    reportOpened();
+    if (fetchSource() && (reportPhase(pb::RUN_PHASE_PREFLIGHT), preflight()) &&
+        (reportPhase(pb::RUN_PHASE_PREPARE), prepare())) {
       readRuntimeVersion();
+      reportPhase(pb::RUN_PHASE_RUNNING);
       operate();
     }
     if (!failed_) {
@@ -268,10 +280,109 @@ public:
                                    {"runtimeMs", millis(runtime_time_)},
                                    {"overheadMs", millis(elapsed - runtime_time_)},
                                    {"peakRssKiB", peakRssKib()}});
+    if (ctx_.reporter != nullptr) {
+      pb::ReportRequest event;
+      *event.mutable_finished()->mutable_result() = result_;
+      ctx_.reporter->send(std::move(event));
+    }
     return RunOutcome{std::move(result_), std::move(outputs_), exit_code_};
   }
 
 private:
+  // --- Run reports (runner/report.h) ---------------------------------------
+
+  void reportOpened() {
+    if (ctx_.reporter == nullptr) {
+      return;
+    }
+    pb::ReportRequest event;
+    pb::RunOpened* opened = event.mutable_opened();
+    opened->set_job_name(options_.job_name);
+    // <apiVersion>/<kind>/<namespace>/<name>/<uid>; the apiVersion may hold
+    // a slash itself.
+    std::vector<std::string> parts = absl::StrSplit(options_.event_object, '/');
+    if (parts.size() >= 5) {
+      pb::ObjectReference* object = opened->mutable_object();
+      object->set_uid(parts.back());
+      parts.pop_back();
+      object->set_name(parts.back());
+      parts.pop_back();
+      object->set_namespace_(parts.back());
+      parts.pop_back();
+      object->set_kind(parts.back());
+      parts.pop_back();
+      object->set_api_version(contract::strJoin(parts, "/"));
+    }
+    opened->set_operation(options_.operation);
+    opened->set_image(options_.image);
+    ctx_.reporter->send(std::move(event));
+  }
+
+  void reportPhase(pb::RunPhase phase) {
+    if (ctx_.reporter == nullptr) {
+      return;
+    }
+    pb::ReportRequest event;
+    event.mutable_phase_changed()->set_phase(phase);
+    if (phase == pb::RUN_PHASE_RUNNING) {
+      event.mutable_phase_changed()->set_runtime_version(result_.runtime_version());
+    }
+    ctx_.reporter->send(std::move(event));
+  }
+
+  void reportStepStarted(pb::Step step) {
+    current_step_ = step;
+    if (ctx_.reporter == nullptr) {
+      return;
+    }
+    pb::ReportRequest event;
+    event.mutable_step_started()->set_step(step);
+    ctx_.reporter->send(std::move(event));
+  }
+
+  // After the step's result is recorded, and its failure if it failed.
+  void reportStepFinished(pb::Step step) {
+    if (ctx_.reporter == nullptr) {
+      return;
+    }
+    pb::ReportRequest event;
+    pb::StepFinished* finished = event.mutable_step_finished();
+    for (const pb::StepResult& recorded : result_.steps()) {
+      if (recorded.step() == step) {
+        *finished->mutable_result() = recorded;
+      }
+    }
+    if (!finished->has_result()) { // it never started
+      finished->mutable_result()->set_step(step);
+      finished->mutable_result()->set_exit_code(kExitFailure);
+    }
+    if (failed_ && result_.has_error() && result_.error().step() == step) {
+      finished->set_summary(result_.error().summary());
+    }
+    ctx_.reporter->send(std::move(event));
+  }
+
+  void reportPlan(const pb::PlanSummary& plan) {
+    if (ctx_.reporter == nullptr) {
+      return;
+    }
+    pb::ReportRequest event;
+    *event.mutable_plan_summary() = plan;
+    event.mutable_plan_summary()->clear_resources(); // counts only
+    event.mutable_plan_summary()->clear_truncated();
+    ctx_.reporter->send(std::move(event));
+  }
+
+  void reportLine(OutputStream stream, std::string_view text) {
+    pb::ReportRequest event;
+    pb::LogLine* line = event.mutable_log_line();
+    line->set_step(current_step_);
+    line->set_stream(stream == OutputStream::kStdout ? pb::LOG_STREAM_STDOUT
+                                                     : pb::LOG_STREAM_STDERR);
+    line->set_text(contract::sanitizeUtf8(text));
+    ctx_.reporter->send(std::move(event));
+  }
+
   // --- Phases ------------------------------------------------------------
 
   // The Git module source (--git-url): the tree of --git-commit into
@@ -283,6 +394,7 @@ private:
     if (stoppedBefore(pb::STEP_FETCH)) {
       return false;
     }
+    reportStepStarted(pb::STEP_FETCH);
     ctx_.log.info("step started", {{"step", "fetch"},
                                    {"url", options_.git_url->canonical},
                                    {"commit", options_.git_commit},
@@ -291,6 +403,7 @@ private:
     const absl::StatusOr<contract::git::FetchResult> fetched = fetchModuleSource();
     const absl::Duration elapsed = absl::FromChrono(ctx_.clock.monotonicNow() - started);
     recordStep(pb::STEP_FETCH, fetched.ok() ? 0 : kExitFailure, elapsed);
+    const absl::Cleanup finished = [this] { reportStepFinished(pb::STEP_FETCH); };
     if (!fetched.ok()) {
       if (fetched.status().code() == absl::StatusCode::kCancelled) {
         fail(pb::ERROR_KIND_INTERRUPTED, pb::STEP_FETCH, kExitFailure,
@@ -357,6 +470,7 @@ private:
     if (stoppedBefore(pb::STEP_PREPARE)) {
       return false;
     }
+    reportStepStarted(pb::STEP_PREPARE);
     const auto started = ctx_.clock.monotonicNow();
     const absl::Status status = prepareFiles();
     const absl::Duration elapsed = absl::FromChrono(ctx_.clock.monotonicNow() - started);
@@ -364,9 +478,9 @@ private:
     if (!status.ok()) {
       fail(pb::ERROR_KIND_STEP, pb::STEP_PREPARE, kExitFailure,
            boundedSummary(strCat("prepare: ", std::string(status.message())), redactor_));
-      return false;
     }
-    return true;
+    reportStepFinished(pb::STEP_PREPARE);
+    return status.ok();
   }
 
   absl::Status prepareFiles() {
@@ -643,6 +757,7 @@ private:
       return;
     }
     *result_.mutable_plan() = contract::summarizePlan(plan.changes);
+    reportPlan(result_.plan());
     if (!plan.has_changes) {
       ctx_.log.info("the plan has no changes; apply skipped");
       return;
@@ -670,6 +785,7 @@ private:
     const PlanOutcome plan = planAndShow(/*refresh=*/true);
     if (plan.ok) {
       *result_.mutable_plan() = contract::summarizePlan(plan.changes);
+      reportPlan(result_.plan());
     }
   }
 
@@ -680,6 +796,11 @@ private:
     const PlanOutcome plan = planAndShow(/*refresh=*/false);
     if (plan.ok) {
       *result_.mutable_drift() = contract::summarizeDrift(plan.changes);
+      pb::PlanSummary counts;
+      counts.set_add(result_.drift().add());
+      counts.set_change(result_.drift().change());
+      counts.set_destroy(result_.drift().destroy());
+      reportPlan(counts);
     }
   }
 
@@ -855,6 +976,11 @@ private:
   void recordChanges(const std::optional<StepRun>& run) {
     if (run && run->changes) {
       *result_.mutable_changes() = *run->changes;
+      if (ctx_.reporter != nullptr) {
+        pb::ReportRequest event;
+        *event.mutable_resources_changed() = *run->changes;
+        ctx_.reporter->send(std::move(event));
+      }
     }
   }
 
@@ -875,6 +1001,8 @@ private:
     }
     const std::string name(contract::stepName(step));
     ctx_.log.info("step started", {{"step", name}});
+    reportStepStarted(step);
+    const absl::Cleanup finished = [this, step] { reportStepFinished(step); };
     auto run = invoke(std::move(args), use, max_capture);
     if (!run.ok()) {
       fail(pb::ERROR_KIND_STEP, step, kExitFailure,
@@ -928,7 +1056,11 @@ private:
                      std::make_move_iterator(args.end()));
     spec.env = runtime_env_;
     spec.cwd = root_dir_;
-    StepOutput output(ctx_.runtime_output, redactor_, use, max_capture);
+    StepOutput output(
+        ctx_.runtime_output, redactor_, use, max_capture,
+        ctx_.reporter == nullptr
+            ? std::function<void(OutputStream, std::string_view)>()
+            : [this](OutputStream stream, std::string_view line) { reportLine(stream, line); });
     auto process = ctx_.processes.run(spec, output);
     output.finish();
     if (!process.ok()) {
@@ -1009,6 +1141,8 @@ private:
   std::optional<OutputsReport> outputs_;
   int exit_code_ = kExitFailure;
   bool failed_ = false;
+  // The step whose output lines are being read (for the run reports).
+  pb::Step current_step_ = pb::STEP_UNSPECIFIED;
   Redactor redactor_;
   std::vector<std::string> runtime_env_;
   std::string root_dir_;

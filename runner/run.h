@@ -33,6 +33,7 @@
 #include "runner/options.h"
 #include "runner/outputs.h"
 #include "runner/process.h"
+#include "runner/report.h"
 
 namespace captf::runner {
 
@@ -63,6 +64,8 @@ struct RunContext {
   // The container's environment, before shaping.
   Environment container_env;
   std::string credentials_dir = kCredentialsDir;
+  // Live run reports (runner/report.h); null: none.
+  Reporter* reporter = nullptr;
 };
 
 struct RunOutcome {

@@ -16,13 +16,10 @@
 # GSSAPI (HTTP Negotiate), which Debian ships shared only: static_gssapi.cc
 # stands in for it (no mechanism available).
 #
-# gRPC: contract/ links gRPC into captf_contract_proto because report.proto
-# has a service, but the runner uses the messages only (the report stream
-# client is not written yet), so in static builds the gRPC libraries are
-# taken out of that library's link interface; static archives pull in only
-# the objects a program references. Requested from contract/: split the
-# generated code into a messages library (protobuf only) and a gRPC library,
-# which makes this unnecessary.
+# gRPC (the run reports' client, runner/report.cc): Debian ships static
+# archives of gRPC and its dependencies (libgrpc++.a, libgrpc.a, libgpr.a,
+# libupb.a, libaddress_sorting.a, libre2.a, libcares.a), which the same
+# substitution takes.
 
 function(_captf_static_archive_of shared out)
   get_filename_component(dir "${shared}" DIRECTORY)
@@ -41,15 +38,6 @@ function(captf_runner_link_static target)
     set_target_properties(PkgConfig::LIBGIT2 PROPERTIES
       INTERFACE_LINK_LIBRARIES "${LIBGIT2_STATIC_LIBRARIES};${LIBSSH2_STATIC_LIBRARIES};Threads::Threads"
       INTERFACE_LINK_DIRECTORIES "${LIBGIT2_STATIC_LIBRARY_DIRS};${LIBSSH2_STATIC_LIBRARY_DIRS}")
-  endif()
-
-  if(TARGET captf_contract_proto)
-    get_target_property(proto_links captf_contract_proto INTERFACE_LINK_LIBRARIES)
-    if(proto_links)
-      list(FILTER proto_links EXCLUDE REGEX "gRPC::|grpc")
-      set_target_properties(captf_contract_proto PROPERTIES INTERFACE_LINK_LIBRARIES
-                                                            "${proto_links}")
-    endif()
   endif()
 
   set(queue ${target})

@@ -14,7 +14,7 @@ stage "bootstrap: Debian packages"
 bash scripts/bootstrap.sh
 # The rig's Go builds and the C++ build run side by side: on a cold machine
 # each leaves a core idle at times (module downloads, links).
-stage "rig: etcd, kube-apiserver, kube-controller-manager, kubectl, tofu, cluster-api, cert-manager (in the background)"
+stage "rig: etcd, kube-apiserver, kube-controller-manager, kubectl, tofu, prometheus, cluster-api, cert-manager (in the background)"
 rig_log="$(mktemp)"
 setsid test/rig/rig build capi > "$rig_log" 2>&1 &
 rig_pid=$!

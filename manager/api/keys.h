@@ -35,6 +35,9 @@ inline constexpr std::string_view kLabelOwnerKind =
 inline constexpr std::string_view kLabelOwnerName =
     "captf.infrastructure.cluster.x-k8s.io/owner-name";
 inline constexpr std::string_view kAnnotationInputsHash = "captf.io/inputs-hash";
+// On a runner Job: "sha256:<hex>" of the run's report token
+// (docs/decisions/run-reports.md); the token is only in the per-run Secret.
+inline constexpr std::string_view kAnnotationReportTokenHash = "captf.io/report-token-hash";
 inline constexpr std::string_view kLabelStateBackup = "captf.io/state-backup";
 inline constexpr std::string_view kLabelStateBackupSuffix = "captf.io/state-backup-suffix";
 inline constexpr std::string_view kAnnotationStateBackupSerial = "captf.io/state-backup-serial";

@@ -37,6 +37,23 @@ struct ControllerSettings {
   std::chrono::milliseconds git_poll_interval{std::chrono::minutes(1)};
   std::chrono::milliseconds git_timeout{std::chrono::seconds(30)};
   int git_workers = 2;
+  // The run reports (docs/decisions/run-reports.md), with --runner-events.
+  // `address` (--runner-report-address) is what runners dial, "" for no
+  // reports; the server binds `bind_address`
+  // (--runner-report-bind-address) and serves the webhook's certificate;
+  // runners trust `ca_file` (the certificate Secret's ca.crt, else the
+  // certificate itself).
+  struct RunReports {
+    std::string address;
+    std::string bind_address = ":9444";
+    std::string cert_file;
+    std::string key_file;
+    std::string ca_file;
+  } run_reports;
+
+  bool runReportsOn() const {
+    return runner_events == RunnerEvents::kOn && !run_reports.address.empty();
+  }
 };
 
 } // namespace captf::controllers

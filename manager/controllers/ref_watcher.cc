@@ -199,7 +199,7 @@ void RefWatcher::worker(std::stop_token stop) {
   std::unique_lock lock(mu_);
   while (!stop.stop_requested()) {
     const auto now = Clock::now();
-    GitRemote* chosen = nullptr;
+    std::optional<GitRemote> chosen;
     contract::GitUrl url;
     Clock::time_point earliest = Clock::time_point::max();
     for (auto& [key, remote] : remotes_) {
@@ -207,14 +207,14 @@ void RefWatcher::worker(std::stop_token stop) {
         continue;
       }
       if (remote.due <= now) {
-        chosen = const_cast<GitRemote*>(&key);
+        chosen = key;
         url = remote.url;
         remote.in_flight = true;
         break;
       }
       earliest = std::min(earliest, remote.due);
     }
-    if (chosen == nullptr) {
+    if (!chosen) {
       const std::uint64_t seen = generation_;
       const auto changed = [this, seen] { return generation_ != seen; };
       if (earliest == Clock::time_point::max()) {
@@ -224,9 +224,8 @@ void RefWatcher::worker(std::stop_token stop) {
       }
       continue;
     }
-    const GitRemote key = *chosen;
     lock.unlock();
-    listOne(key, url);
+    listOne(*chosen, url);
     lock.lock();
   }
 }

@@ -14,7 +14,8 @@
 #include "manager/controllers/workload_reconciler.h"
 #include "manager/kube/selector.h"
 #include "manager/kube/strings.h"
-#include "manager/workspace/json_util.h"
+#include "manager/reports/report_server.h"
+#include "manager/workspace/secrets.h"
 
 namespace captf::controllers {
 
@@ -69,6 +70,8 @@ public:
         refs_(RefWatcher::Options{settings.git_poll_interval, 0.1, settings.git_workers,
                                   settings.git_timeout},
               secretReader(manager.apiClient()), gitListRemote()),
+        runner_events_(runnerEvents(manager, settings, logger)),
+        reports_(runner_events_ ? std::make_unique<reports::RunReports>(*runner_events_) : nullptr),
         cluster_(deps(manager), terraformClusterKind(deps(manager))),
         machine_(deps(manager), terraformMachineKind(deps(manager))),
         machine_pool_(deps(manager), terraformMachinePoolKind(deps(manager))),
@@ -81,7 +84,23 @@ public:
   ReconcilerDeps deps(kube::Manager& manager) {
     return ReconcilerDeps{
         manager.cache(), manager.client(), manager.apiClient(), manager.eventRecorder(),
-        manager.clock(), metrics_,         settings_,           &refs_};
+        manager.clock(), metrics_,         settings_,           &refs_,
+        reports_.get()};
+  }
+
+  // Events the runners' reports become, posted as their own reporting
+  // controller (docs/decisions/run-reports.md).
+  static std::unique_ptr<kube::KubeEventRecorder>
+  runnerEvents(kube::Manager& manager, const ControllerSettings& settings,
+               const std::shared_ptr<spdlog::logger>& logger) {
+    if (!settings.runReportsOn()) {
+      return nullptr;
+    }
+    kube::EventRecorderOptions options;
+    options.reporting_controller = "captf.io/runner";
+    options.reporting_instance = "captf-runner";
+    return std::make_unique<kube::KubeEventRecorder>(manager.apiClient(), options, manager.clock(),
+                                                     &manager.metrics(), logger);
   }
 
   // A Git credentials Secret, read straight from the API server for one
@@ -93,25 +112,15 @@ public:
       if (!secret.ok()) {
         return secret.status();
       }
-      std::map<std::string, std::string> data;
-      const json* fields = kube::fieldAt(*secret, "data");
-      if (fields != nullptr && fields->is_object()) {
-        for (const auto& [key, value] : fields->items()) {
-          bool bad = false;
-          if (auto decoded = workspace::internal::secretData(*secret, key, &bad)) {
-            data[key] = *std::move(decoded);
-          } else if (bad) {
-            return absl::InvalidArgumentError("the key " + key + " is not valid base64");
-          }
-        }
-      }
-      return data;
+      return workspace::decodeSecretData(*secret);
     };
   }
 
   ControllerSettings settings_;
   CaptfMetrics metrics_;
   RefWatcher refs_;
+  std::unique_ptr<kube::KubeEventRecorder> runner_events_;
+  std::unique_ptr<reports::RunReports> reports_;
   WorkloadReconciler cluster_;
   WorkloadReconciler machine_;
   WorkloadReconciler machine_pool_;
@@ -428,6 +437,21 @@ absl::Status setupControllers(kube::Manager& manager, const ControllerSettings& 
   manager.add(std::make_unique<kube::RunnableFunc>(
                   [refs](std::stop_token stop) { return refs->run(std::move(stop)); }),
               kube::NeedLeaderElection::kYes);
+  if (controllers->reports_) {
+    // Served by the leader, whose bookkeeping keeps the tails.
+    reports::ReportServerOptions report_options;
+    report_options.bind_address = settings.run_reports.bind_address;
+    report_options.cert_file = settings.run_reports.cert_file;
+    report_options.key_file = settings.run_reports.key_file;
+    kube::Cache* job_cache = &manager.cache();
+    manager.add(std::make_unique<reports::ReportServer>(
+                    report_options,
+                    [job_cache](const std::string& ns, const std::string& name) {
+                      return job_cache->get(kinds::kJob, {ns, name});
+                    },
+                    *controllers->reports_, manager.metrics(), logger),
+                kube::NeedLeaderElection::kYes);
+  }
   OrphanSweep* sweep = &controllers->sweep_;
   manager.add(std::make_unique<kube::RunnableFunc>(
                   [sweep](std::stop_token stop) { return sweep->run(std::move(stop)); }),

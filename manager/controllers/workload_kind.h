@@ -38,6 +38,7 @@
 #include "manager/lifecycle/job_builder.h"
 #include "manager/lifecycle/leases.h"
 #include "manager/lifecycle/names.h"
+#include "manager/reports/run_reports.h"
 #include "manager/workspace/inputs.h"
 #include "manager/workspace/locks.h"
 #include "manager/workspace/names.h"
@@ -57,6 +58,8 @@ struct ReconcilerDeps {
   const ControllerSettings& settings;
   // Resolves Git sources' refs; null in tests without Git sources.
   RefWatcher* refs = nullptr;
+  // The run reports' log tails; null when reports are off.
+  reports::RunReports* reports = nullptr;
 };
 
 // The main container of every run Job.
@@ -165,6 +168,9 @@ struct WorkloadPass {
   // resolved one, or the pinned one of an immutable kind's first apply).
   std::string source_identity;
   std::optional<lifecycle::GitFetch> git;
+  // The Git source as the spec names it, without a commit (set whenever the
+  // URL parses): a Job of the durable root fetches it at the durable commit.
+  std::optional<lifecycle::GitFetch> git_spec;
   bool provisioned = false;
   // A run bookkept this pass that read the instance's health (a succeeded
   // apply, refresh or drift): one health sample, with when it finished.

@@ -1,13 +1,17 @@
 #include "manager/controllers/workload_reconciler.h"
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <optional>
 
 #include "absl/strings/str_join.h"
+#include "contract/digest.h"
 #include "contract/git_source.h"
 #include "contract/image_reference.h"
 #include "contract/render.h"
+#include "contract/report.h"
 #include "manager/api/codec.h"
 #include "manager/api/conditions.h"
 #include "manager/api/keys.h"
@@ -31,6 +35,7 @@
 #include "manager/workspace/names.h"
 #include "manager/workspace/outputs.h"
 #include "manager/workspace/result.h"
+#include "manager/workspace/run_history.h"
 #include "manager/workspace/secrets.h"
 #include "manager/workspace/state.h"
 
@@ -759,6 +764,13 @@ absl::Status WorkloadReconciler::bookkeep(WorkloadPass& pass, size_t index) {
     }
   }
 
+  // The run history (docs/decisions/run-reports.md), before the per-run
+  // Secret goes: a pass cut short repeats it, and a record of the same Job
+  // replaces the first.
+  if (absl::Status s = recordRun(pass, run, last_run, parsed, result); !s.ok()) {
+    return s;
+  }
+
   // The per-run Secret goes once the result is read; this releases the
   // leases the Job held.
   absl::Status removed =
@@ -779,6 +791,77 @@ absl::Status WorkloadReconciler::bookkeep(WorkloadPass& pass, size_t index) {
     }
   }
   pass.bookkept.push_back(name);
+  return absl::OkStatus();
+}
+
+absl::Status WorkloadReconciler::recordRun(WorkloadPass& pass, const RunJob& run,
+                                           const api::LastRun& last_run,
+                                           const std::optional<workspace::RunReport>& parsed,
+                                           const std::string& result) {
+  const std::string uid = kube::meta::uid(run.job);
+  json record = {{"job", run.record.name},
+                 {"operation", str(api::enumName(run.record.operation))},
+                 {"attempt", run.record.attempt},
+                 {"result", result}};
+  const api::Time finished =
+      run.record.finished
+          ? *run.record.finished
+          : api::Time{std::chrono::time_point_cast<std::chrono::seconds>(pass.wall)};
+  if (run.record.created) {
+    record["startTime"] = api::formatTime(*run.record.created);
+    record["durationSeconds"] =
+        std::chrono::duration_cast<std::chrono::seconds>(finished.value - run.record.created->value)
+            .count();
+  }
+  record["finishTime"] = api::formatTime(finished);
+  json steps = json::array();
+  for (const api::RunStep& step : last_run.steps) {
+    json entry = {{"step", step.name}, {"exitCode", step.exit_code}};
+    if (step.duration_milliseconds) {
+      entry["durationSeconds"] = static_cast<double>(*step.duration_milliseconds) / 1000.0;
+    }
+    steps.push_back(std::move(entry));
+  }
+  record["steps"] = std::move(steps);
+  if (parsed && parsed->changes) {
+    record["changes"] = {{"add", parsed->changes->add()},
+                         {"change", parsed->changes->change()},
+                         {"destroy", parsed->changes->destroy()},
+                         {"import", parsed->changes->import()}};
+  }
+  if (last_run.error) {
+    json error = {{"kind", str(api::enumName(last_run.error->kind))}};
+    if (last_run.error->step) {
+      error["step"] = *last_run.error->step;
+    }
+    if (last_run.error->summary) {
+      error["summary"] = *last_run.error->summary;
+    }
+    record["error"] = std::move(error);
+  }
+  reports::ReportedTail tail;
+  if (deps_.reports != nullptr) {
+    tail = deps_.reports->tail(uid);
+  }
+  record["logTail"] = tail.lines;
+  record["logLinesDropped"] = tail.dropped;
+  record["logTailSource"] = tail.reported ? "reports" : "none";
+
+  const std::string name = workspace::runHistoryName(pass.ref);
+  auto existing = deps_.api.get(kinds::kConfigMap, {pass.id.ns, name});
+  if (!existing.ok() && !kube::isNotFound(existing.status())) {
+    return existing.status();
+  }
+  const json updated =
+      workspace::withRunRecord(pass.ref, existing.ok() ? *existing : json(), record);
+  const absl::StatusOr<json> written =
+      existing.ok() ? deps_.api.update(updated) : deps_.api.create(updated);
+  if (!written.ok()) {
+    return written.status(); // a conflict retries the pass
+  }
+  if (deps_.reports != nullptr) {
+    deps_.reports->forget(uid);
+  }
   return absl::OkStatus();
 }
 
@@ -1020,6 +1103,19 @@ std::string shortCommit(const std::string& commit) {
   return commit.substr(0, 12);
 }
 
+// The run's report token and the CA its runner trusts, as per-run Secret
+// keys (contract/report.h). Without a readable CA the runner reports
+// nothing (it says so in its log).
+void addReportCredential(json& run_secret, const std::string& token, const std::string& ca_file) {
+  std::ifstream in(ca_file, std::ios::binary);
+  const std::string ca((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (ca.empty()) {
+    return;
+  }
+  run_secret["data"][std::string(contract::kReportTokenKey)] = contract::base64Encode(token);
+  run_secret["data"][std::string(contract::kReportCaKey)] = contract::base64Encode(ca);
+}
+
 } // namespace
 
 // A Git source's commit (docs/decisions/git-sources.md): what the ref
@@ -1056,6 +1152,7 @@ void WorkloadReconciler::resolveSource(WorkloadPass& pass) {
   fetch.ref = ref.kind == contract::GitRefKind::kCommit ? "" : contract::fullRefName(ref);
   fetch.path = git->path;
   fetch.secret = git->secret_ref ? git->secret_ref->name : "";
+  pass.git_spec = fetch;
   const auto identityAt = [&](const std::string& commit) {
     return contract::gitSourceIdentity(*url, git->path, commit, git->runtime_image);
   };
@@ -1587,21 +1684,11 @@ absl::Status WorkloadReconciler::runJob(WorkloadPass& pass) {
   if (pass.spec->source.git) {
     const bool durable_root =
         pass.durable && (root == &pass.durable->root || op == api::Operation::kRestore);
-    if (durable_root && pass.durable->annotations.git_commit && pass.git) {
-      git = pass.git;
+    if (durable_root && pass.durable->annotations.git_commit && pass.git_spec) {
+      // Also when nothing resolved this pass (deleting, or the owner is
+      // gone): the source as the spec names it, at the durable commit.
+      git = pass.git_spec;
       git->commit = *pass.durable->annotations.git_commit;
-    } else if (durable_root && pass.durable->annotations.git_commit) {
-      // No resolution this pass (deleting, or the owner is gone): the source
-      // as the spec names it, at the durable commit.
-      auto url = contract::parseGitUrl(pass.spec->source.git->url);
-      if (url.ok()) {
-        git = lifecycle::GitFetch{};
-        git->url = url->canonical;
-        git->commit = *pass.durable->annotations.git_commit;
-        git->path = pass.spec->source.git->path;
-        git->secret =
-            pass.spec->source.git->secret_ref ? pass.spec->source.git->secret_ref->name : "";
-      }
     } else {
       git = pass.git;
     }
@@ -1668,6 +1755,14 @@ absl::Status WorkloadReconciler::runJob(WorkloadPass& pass) {
     pass.event(kube::EventType::kWarning, "ForceUnlocked", pass.lock.message);
   }
   build.runner_events = deps_.settings.runner_events == RunnerEvents::kOn;
+  // The run's report credential (docs/decisions/run-reports.md): only its
+  // hash on the Job, the token in the per-run Secret.
+  std::string report_token;
+  if (deps_.settings.runReportsOn()) {
+    report_token = contract::newReportToken();
+    build.report_address = deps_.settings.run_reports.address;
+    build.report_token_hash = contract::reportTokenHash(report_token);
+  }
   if (restore) {
     build.restore_chunk_secrets = restore->chunk_secrets;
     build.restore_resources = restore->resources;
@@ -1683,6 +1778,9 @@ absl::Status WorkloadReconciler::runJob(WorkloadPass& pass) {
     return created.status();
   }
   if (!created.ok()) {
+    // Created by an earlier pass with another token: this run reports
+    // nothing rather than with a credential its Job does not hold.
+    report_token.clear();
     created = deps_.api.get(kinds::kJob, {pass.id.ns, job_name});
     if (!created.ok()) {
       return created.status();
@@ -1693,6 +1791,9 @@ absl::Status WorkloadReconciler::runJob(WorkloadPass& pass) {
       op == api::Operation::kRestore
           ? workspace::restoreRunSecret(pass.ref, job_name, kube::meta::uid(*created))
           : workspace::runSecret(pass.ref, job_name, kube::meta::uid(*created), *root);
+  if (!report_token.empty()) {
+    addReportCredential(run_secret, report_token, deps_.settings.run_reports.ca_file);
+  }
   auto secret = deps_.api.create(run_secret);
   if (!secret.ok() && !kube::isAlreadyExists(secret.status())) {
     return secret.status();

@@ -12,6 +12,7 @@
 // and Leases to take are read from the API server.
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -19,6 +20,7 @@
 #include "manager/controllers/runner_rbac.h"
 #include "manager/controllers/workload_kind.h"
 #include "manager/kube/controller.h"
+#include "manager/workspace/result.h"
 
 namespace captf::controllers {
 
@@ -37,6 +39,10 @@ private:
   absl::Status reconcileCredentials(WorkloadPass& pass);
   absl::Status reconcileJobs(WorkloadPass& pass);
   absl::Status bookkeep(WorkloadPass& pass, size_t index);
+  // Adds the finished run to the object's run history ConfigMap.
+  absl::Status recordRun(WorkloadPass& pass, const RunJob& run, const api::LastRun& last_run,
+                         const std::optional<workspace::RunReport>& parsed,
+                         const std::string& result);
   absl::Status adopt(WorkloadPass& pass, const std::string& inputs_hash, const std::string& job);
   bool waitForActiveJob(WorkloadPass& pass);
   absl::Status reconcileState(WorkloadPass& pass);

@@ -53,6 +53,9 @@ json annotationsOf(const JobBuildRequest& r) {
   if (r.git) {
     annotations[std::string(api::kAnnotationGitCommit)] = r.git->commit;
   }
+  if (r.runner_events && !r.report_token_hash.empty()) {
+    annotations[std::string(api::kAnnotationReportTokenHash)] = r.report_token_hash;
+  }
   return annotations;
 }
 
@@ -193,6 +196,9 @@ std::vector<std::string> runnerArgs(const JobBuildRequest& r) {
                           contract::roleSpec(r.object.role).kind, "/", r.object.ns, "/",
                           r.object.name, "/", r.object_uid));
     args.push_back(strCat("--job-name=", r.job_name));
+    if (!r.report_address.empty()) {
+      args.push_back(strCat("--report-address=", r.report_address));
+    }
   }
   if (r.operation == api::Operation::kRestore) {
     args.push_back(strCat("--restore-chunks=", r.restore_chunk_secrets.size()));

@@ -100,6 +100,11 @@ struct JobBuildRequest {
   std::string force_unlock_id{};
   // --runner-events: pass --event-object and --job-name.
   bool runner_events = true;
+  // With runner_events, the run reports (docs/decisions/run-reports.md):
+  // --report-address, and the captf.io/report-token-hash annotation (the
+  // token itself goes into the per-run Secret). Empty: no reports.
+  std::string report_address{};
+  std::string report_token_hash{};
   // Restore: the backup's chunk Secrets in chunk order, projected at
   // /captf/config/restore/<i> (their `tfstate` key), and the backup's
   // managed-resource count (--restore-chunks, --restore-resources).
@@ -117,7 +122,7 @@ struct JobBuildRequest {
 // --stop-timeout=<n>s, four --backend-config (secret_suffix, namespace,
 // in_cluster_config=true, labels), then as applicable --force-unlock,
 // --guard-deletes + --inputs-hash, --allow-deletes-hash, --expect-plan,
-// --event-object + --job-name, --restore-chunks + --restore-resources.
+// --event-object + --job-name [+ --report-address], --restore-chunks + --restore-resources.
 std::vector<std::string> runnerArgs(const JobBuildRequest& request);
 
 // The Job: namespace of the object, name job_name, labels (op, attempt,

@@ -57,13 +57,26 @@ std::string backupSecretName(std::string_view suffix, std::int64_t serial, std::
   return name;
 }
 
-std::string durableInputsSecretName(const ObjectRef& ref) {
-  const std::string prefix = strCat("captf-inputs-", contract::roleSpec(ref.role).kind_short, "-");
-  std::string name = prefix + ref.name;
+namespace {
+
+// "<prefix><kind short>-<name>", the name hashed when the whole is too long.
+std::string perObjectName(std::string_view prefix, const ObjectRef& ref) {
+  const std::string head = strCat(prefix, contract::roleSpec(ref.role).kind_short, "-");
+  std::string name = head + ref.name;
   if (name.size() > kMaxObjectName) {
-    return prefix + shortHash(ref.name);
+    return head + shortHash(ref.name);
   }
   return name;
+}
+
+} // namespace
+
+std::string durableInputsSecretName(const ObjectRef& ref) {
+  return perObjectName("captf-inputs-", ref);
+}
+
+std::string runHistoryName(const ObjectRef& ref) {
+  return perObjectName("captf-runs-", ref);
 }
 
 std::string runSecretName(std::string_view job_name) {

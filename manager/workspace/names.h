@@ -64,6 +64,9 @@ std::string backupSecretName(std::string_view suffix, std::int64_t serial, std::
 // "captf-inputs-<c|m|mp>-<name>"; when longer than 253 characters, the
 // prefix plus the first 16 hex of sha256(name) ("captf-inputs-m-<hash>").
 std::string durableInputsSecretName(const ObjectRef& ref);
+// "captf-runs-<c|m|mp>-<name>", the run history ConfigMap (run_history.h),
+// hashed like durableInputsSecretName when too long.
+std::string runHistoryName(const ObjectRef& ref);
 // "captf-run-<job>" (a Job name is at most 63 characters, so this fits).
 std::string runSecretName(std::string_view job_name);
 

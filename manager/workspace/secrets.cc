@@ -112,6 +112,23 @@ absl::StatusOr<DurableInputs> readDurableInputs(const json& secret_object) {
   return out;
 }
 
+absl::StatusOr<std::map<std::string, std::string>> decodeSecretData(const json& secret) {
+  std::map<std::string, std::string> out;
+  const json* data = internal::at(secret, "data");
+  if (data == nullptr || !data->is_object()) {
+    return out;
+  }
+  for (const auto& [key, value] : data->items()) {
+    bool bad = false;
+    if (auto decoded = internal::secretData(secret, key, &bad)) {
+      out[key] = *std::move(decoded);
+    } else if (bad) {
+      return absl::InvalidArgumentError(strCat("the key ", key, " is not valid base64"));
+    }
+  }
+  return out;
+}
+
 json imageDigestPatch(std::string_view digest) {
   return {{"metadata", {{"annotations", {{std::string(api::kAnnotationImageDigest), digest}}}}}};
 }

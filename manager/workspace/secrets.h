@@ -6,6 +6,7 @@
 // or server-side apply; the caller decides when (§12.7 "Written": when an
 // apply Job starts — docs/decisions/workspace-inputs-secrets.md).
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -55,6 +56,10 @@ struct DurableInputs {
 // Secret): a missing data key, undecodable base64, tfvars that are not a
 // JSON object. Never includes values.
 absl::StatusOr<DurableInputs> readDurableInputs(const nlohmann::json& secret);
+
+// Every `data` key of a Secret, base64-decoded. InvalidArgument naming the
+// key (never its value) when one does not decode.
+absl::StatusOr<std::map<std::string, std::string>> decodeSecretData(const nlohmann::json& secret);
 
 // Merge patch pinning the image digest on the durable inputs Secret
 // (§11.5): {"metadata":{"annotations":{"captf.io/image-digest": digest}}}.

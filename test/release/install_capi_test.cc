@@ -27,13 +27,6 @@ using ::testing::HasSubstr;
 
 constexpr char kVersion[] = "v0.1.0";
 
-std::string readFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 class InstallTest : public ::testing::Test {
 protected:
   static void SetUpTestSuite() {
@@ -53,7 +46,7 @@ protected:
     ASSERT_NE(at, std::string::npos) << r.output;
     capi_version_ = r.output.substr(at + 23, r.output.find(',', at) - at - 23);
     const std::string components =
-        readFile(dir_ + "/release/" + kVersion + "/infrastructure-components.yaml");
+        rig::readFile(dir_ + "/release/" + kVersion + "/infrastructure-components.yaml");
     const std::string marker = "captf/cluster-api-provider-terraform@";
     const auto pin = components.find(marker);
     ASSERT_NE(pin, std::string::npos);
@@ -226,7 +219,7 @@ TEST_F(InstallTest, ZClusterctlMoveToASecondControlPlaneAdoptsWithoutReapplying)
   // plays the workload cluster: the cluster's kubeconfig Secret names it, a
   // control-plane Machine joins the two workers, and a Node with each
   // Machine's providerID stands in for the kubelet that would register it.
-  const std::string admin = readFile(source.kubeconfig);
+  const std::string admin = rig::readFile(source.kubeconfig);
   e2e::apply({{"apiVersion", "v1"},
               {"kind", "Secret"},
               {"type", "cluster.x-k8s.io/secret"},

@@ -32,13 +32,6 @@ using ::testing::Not;
 constexpr char kVersion[] = "v0.1.0";
 constexpr char kRepo[] = "captf/cluster-api-provider-terraform";
 
-std::string readFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 class ReleaseTest : public ::testing::Test {
 protected:
   static void SetUpTestSuite() {
@@ -65,7 +58,7 @@ protected:
   }
   // The digest infrastructure-components.yaml pins.
   static std::string pinnedDigest() {
-    const std::string components = readFile(dist_ + "/infrastructure-components.yaml");
+    const std::string components = rig::readFile(dist_ + "/infrastructure-components.yaml");
     const std::string marker = std::string(kRepo) + "@";
     const auto at = components.find(marker);
     return at == std::string::npos ? "" : components.substr(at + marker.size(), 71);
@@ -93,8 +86,8 @@ TEST_F(ReleaseTest, EveryArtifactIsThereWithItsChecksum) {
   const rig::CommandResult sums =
       rig::run({"sh", "-c", "cd '" + dist_ + "' && sha256sum -c checksums.txt"});
   EXPECT_EQ(sums.exit_code, 0) << sums.output;
-  EXPECT_THAT(readFile(dist_ + "/checksums.txt"), HasSubstr("infrastructure-components.yaml"));
-  const std::string metadata = readFile(dist_ + "/metadata.yaml");
+  EXPECT_THAT(rig::readFile(dist_ + "/checksums.txt"), HasSubstr("infrastructure-components.yaml"));
+  const std::string metadata = rig::readFile(dist_ + "/metadata.yaml");
   EXPECT_THAT(metadata, HasSubstr("contract: v1beta2"));
   EXPECT_THAT(metadata, HasSubstr("minor: 1"));
   const rig::CommandResult lint = rig::run({dist_ + "/tfcapi-lint", "--version"});
@@ -104,7 +97,7 @@ TEST_F(ReleaseTest, EveryArtifactIsThereWithItsChecksum) {
   // The local repository clusterctl reads.
   EXPECT_TRUE(fs::exists(out_ + "/repository/infrastructure-terraform/" + kVersion +
                          "/infrastructure-components.yaml"));
-  EXPECT_THAT(readFile(out_ + "/clusterctl.yaml"), HasSubstr("name: terraform"));
+  EXPECT_THAT(rig::readFile(out_ + "/clusterctl.yaml"), HasSubstr("name: terraform"));
 }
 
 TEST_F(ReleaseTest, TheImageHoldsTheManagerAndTheStaticRunnerAsNonRoot) {
@@ -144,7 +137,7 @@ TEST_F(ReleaseTest, TheImageHoldsTheManagerAndTheStaticRunnerAsNonRoot) {
 }
 
 TEST_F(ReleaseTest, TheComponentsPinTheImageAndTheServerAcceptsThem) {
-  const std::string components = readFile(dist_ + "/infrastructure-components.yaml");
+  const std::string components = rig::readFile(dist_ + "/infrastructure-components.yaml");
   const std::string image = e2e::env().registry + "/" + kRepo + "@" + pinnedDigest();
   EXPECT_THAT(components, HasSubstr("image: " + image));
   EXPECT_THAT(components, HasSubstr("value: " + image)) << "CAPTF_MANAGER_IMAGE";
@@ -226,7 +219,7 @@ TEST_F(ReleaseTest, EveryFlavorRendersAndTheServerAcceptsIt) {
     }
     const rig::CommandResult generated = rig::run(argv, "", variables);
     ASSERT_EQ(generated.exit_code, 0) << generated.output;
-    const std::string text = readFile(rendered);
+    const std::string text = rig::readFile(rendered);
     EXPECT_THAT(text, Not(HasSubstr("${"))) << text;
     EXPECT_THAT(text, HasSubstr("kind: TerraformCluster"));
     EXPECT_THAT(

@@ -133,6 +133,8 @@ Env startRig(Tier tier) {
   env.tofu = env.vars["CAPTF_RIG_TOFU"];
   env.registry = env.vars["CAPTF_RIG_REGISTRY"];
   env.clusterctl = env.vars["CAPTF_RIG_CLUSTERCTL"];
+  env.promtool = env.vars["CAPTF_RIG_PROMTOOL"];
+  env.prometheus = env.vars["CAPTF_RIG_PROMETHEUS"];
   env.git_https = env.vars["CAPTF_RIG_GIT_HTTPS"];
   env.git_user = env.vars["CAPTF_RIG_GIT_USER"];
   env.git_password = env.vars["CAPTF_RIG_GIT_PASSWORD"];
@@ -157,6 +159,25 @@ const Env& shared(Tier tier) {
     std::exit(1);
   }
   return rig.env;
+}
+
+const Tools& tools() {
+  static const Tools built = [] {
+    const CommandResult r = run({"bash", sourceDir() + "/test/rig/build/prometheus.sh"});
+    // Two lines: the directory of promtool and prometheus, then promql-names.
+    std::istringstream lines(r.output);
+    std::string dir;
+    std::string names;
+    std::getline(lines, dir);
+    std::getline(lines, names);
+    if (r.exit_code != 0 || dir.empty() || names.empty()) {
+      std::fprintf(stderr, "%s\nrig: building Prometheus failed (exit %d)\n", r.output.c_str(),
+                   r.exit_code);
+      std::exit(1);
+    }
+    return Tools{dir + "/promtool", dir + "/prometheus", names};
+  }();
+  return built;
 }
 
 Env another(Tier tier) {
@@ -189,6 +210,13 @@ pid_t spawn(const std::vector<std::string>& argv, const std::string& log,
   const int rc = posix_spawn(&pid, raw[0], &actions, nullptr, raw.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   return rc == 0 ? pid : -1;
+}
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
 }
 
 std::string sanitizerReport(const std::string& output) {

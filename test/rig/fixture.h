@@ -32,6 +32,8 @@ struct Env {
   std::string tofu;            // path of the rig's tofu (kE2e)
   std::string registry;        // host:port of the local OCI registry (kE2e)
   std::string clusterctl;      // path of clusterctl (kCapi)
+  std::string promtool;        // path of promtool (every tier; see tools())
+  std::string prometheus;      // path of prometheus (every tier)
   std::string git_https;       // the Git server (kE2e, test/rig/git_repo.h): https://127.0.0.1:PORT
   std::string git_user;        // git_https's basic-auth user (random per rig)
   std::string git_password;    // and password (random per rig)
@@ -46,6 +48,20 @@ struct Env {
 // with the rig's one-line cause when it cannot start, because no test of the
 // tier can run without it. Thread-safe.
 const Env& shared(Tier tier);
+
+// The binaries the rig builds that need no running component, for tests
+// that run one of them without starting a rig (test/rig/build/prometheus.sh).
+struct Tools {
+  std::string promtool;
+  std::string prometheus;
+  std::string promql_names; // test/rig/promql: Prometheus's PromQL parser as a filter
+};
+
+// Builds what the rig's cache lacks (once per version; `test/rig/rig build`
+// has done it already in CI) and returns the paths. Exits the binary with the
+// build's one-line cause when it fails: no test that asked can run without
+// them. Thread-safe.
+const Tools& tools();
 
 // A second rig, for the tests that need two control planes (clusterctl
 // move). It stops when this process exits; its directory stays.
@@ -70,6 +86,10 @@ pid_t spawn(const std::vector<std::string>& argv, const std::string& log,
 // The first line of a process's output that a sanitizer (ASan, LSan, UBSan,
 // TSan) wrote; "" when none.
 std::string sanitizerReport(const std::string& output);
+
+// A file's bytes; empty when it cannot be read (the assertion on its
+// content then names what is missing).
+std::string readFile(const std::string& path);
 
 // Runs the rig's kubectl as the admin user.
 CommandResult kubectl(const Env& env, const std::vector<std::string>& args,

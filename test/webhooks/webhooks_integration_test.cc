@@ -55,13 +55,6 @@ std::string manifestDir() {
   return sourceDir() + "/test/webhooks/manifests/";
 }
 
-std::string readFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
-}
-
 // Minimal stand-ins for Cluster API's Machine and Cluster: the delete
 // guards read spec.clusterName, spec.paused, spec.infrastructureRef and
 // metadata, which an open schema keeps.
@@ -273,7 +266,7 @@ void install() {
 
   // The API server picks up webhook configurations asynchronously: wait
   // until a write the webhook rejects is rejected.
-  const std::string rejected = readFile(manifestDir() + "image-reference/rejected.yaml");
+  const std::string rejected = rig::readFile(manifestDir() + "image-reference/rejected.yaml");
   for (int i = 0; i < 100; ++i) {
     const CommandResult r =
         rig::kubectl(env, {"apply", "--server-side", "--dry-run=server", "-f", "-"}, rejected);
@@ -321,7 +314,7 @@ CommandResult runStep(const rig::Env& env, const Step& step) {
     if (step.dry_run) {
       args.emplace_back("--dry-run=server");
     }
-    return rig::kubectl(env, args, substituteUids(env, readFile(manifestDir() + step.apply)));
+    return rig::kubectl(env, args, substituteUids(env, rig::readFile(manifestDir() + step.apply)));
   }
   std::vector<std::string> args = {"delete", step.delete_kind, step.delete_name, "--wait=true"};
   if (!step.delete_namespace.empty()) {
@@ -392,7 +385,8 @@ protected:
 // the requesting user, not as the webhook.
 TEST_F(WebhookServerIntegrationTest, IdentitySecretAccessFollowsTheRequestingUsersRbac) {
   const rig::Env& env = *installation->env;
-  const std::string identity = readFile(manifestDir() + "identity-secret-access/identity.yaml");
+  const std::string identity =
+      rig::readFile(manifestDir() + "identity-secret-access/identity.yaml");
   const std::vector<std::string> as_user = {"apply", "--server-side", "-f", "-",
                                             std::string("--as=") + kNoSecretsUser};
   CommandResult refused = rig::kubectl(env, as_user, identity);
@@ -533,15 +527,15 @@ TEST(WebhookServerBinaryTest, StopsCleanlyOnSigterm) {
   const pid_t pid = rig::spawn(args, log);
   ASSERT_GT(pid, 0);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (readFile(log).find("listening on port") == std::string::npos &&
+  while (rig::readFile(log).find("listening on port") == std::string::npos &&
          std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  ASSERT_THAT(readFile(log), HasSubstr("listening on port"));
+  ASSERT_THAT(rig::readFile(log), HasSubstr("listening on port"));
   ::kill(pid, SIGTERM);
   int status = 0;
   ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-  const std::string out = readFile(log);
+  const std::string out = rig::readFile(log);
   ASSERT_TRUE(WIFEXITED(status)) << out;
   EXPECT_EQ(WEXITSTATUS(status), 0) << out;
   EXPECT_EQ(rig::sanitizerReport(out), "") << out;

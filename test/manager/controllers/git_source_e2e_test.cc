@@ -52,13 +52,6 @@ constexpr char kIdentity[] = "git-e2e";
 constexpr char kCredentials[] = "git-credentials";
 constexpr int kPollSeconds = 3;
 
-std::string fileText(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // The server's URL by name: libgit2's TLS (mbedTLS 2.28 in Debian) matches
 // a certificate's DNS names only, not its IP addresses
 // (docs/decisions/git-sources.md).
@@ -110,7 +103,7 @@ protected:
            {"stringData",
             {{"username", env().git_user},
              {"password", password},
-             {"ca.crt", fileText(env().ca_file)}}}});
+             {"ca.crt", rig::readFile(env().ca_file)}}}});
   }
 
   static json gitSource(const json& ref, const std::string& path, const std::string& url = "") {
@@ -323,16 +316,16 @@ TEST_F(GitSourceE2eTest, AnSshRemoteWithAKnownHostKeyWorksAndAChangedOneIsRefuse
            {"kind", "Secret"},
            {"metadata", {{"name", name}, {"namespace", kNamespace}}},
            {"stringData",
-            {{"ssh-privatekey", fileText(env().git_ssh_key)}, {"known_hosts", known_hosts}}}});
+            {{"ssh-privatekey", rig::readFile(env().git_ssh_key)}, {"known_hosts", known_hosts}}}});
   };
-  sshSecret("ssh-good", fileText(env().git_known_hosts));
+  sshSecret("ssh-good", rig::readFile(env().git_known_hosts));
   // Another host key under the server's name: what a man in the middle shows.
   const std::string other = "/tmp/captf-git-e2e-other-hostkey";
   std::remove(other.c_str());
   std::remove((other + ".pub").c_str());
   ASSERT_EQ(rig::run({"ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", other}).exit_code, 0);
-  std::string known = fileText(env().git_known_hosts);
-  const std::string pub = fileText(other + ".pub");
+  std::string known = rig::readFile(env().git_known_hosts);
+  const std::string pub = rig::readFile(other + ".pub");
   const std::string host = known.substr(0, known.find(' '));
   sshSecret("ssh-changed", host + " " + pub.substr(0, pub.rfind(' ')) + "\n");
 

@@ -182,20 +182,25 @@ void ManagerRig::start(const std::vector<std::string>& extra) {
   webhook_port = freePort();
   health_port = freePort();
   metrics_port = freePort();
-  std::vector<std::string> args = {"--kubeconfig=" + kubeconfig,
-                                   "--runner-image=" + runner_image,
-                                   "--leader-elect",
-                                   "--leader-elect-lease-duration=4s",
-                                   "--leader-elect-renew-deadline=3s",
-                                   "--leader-elect-retry-period=1s",
-                                   "--webhook-port=" + std::to_string(webhook_port),
-                                   "--webhook-cert-dir=" + dir + "/certs",
-                                   "--health-addr=127.0.0.1:" + std::to_string(health_port),
-                                   "--diagnostics-address=127.0.0.1:" +
-                                       std::to_string(metrics_port),
-                                   "--insecure-diagnostics",
-                                   "--sync-period=" + sync_period,
-                                   "--v=4"};
+  report_port = freePort();
+  std::vector<std::string> args = {
+      "--kubeconfig=" + kubeconfig,
+      "--runner-image=" + runner_image,
+      "--leader-elect",
+      "--leader-elect-lease-duration=4s",
+      "--leader-elect-renew-deadline=3s",
+      "--leader-elect-retry-period=1s",
+      "--webhook-port=" + std::to_string(webhook_port),
+      "--webhook-cert-dir=" + dir + "/certs",
+      "--health-addr=127.0.0.1:" + std::to_string(health_port),
+      "--diagnostics-address=127.0.0.1:" + std::to_string(metrics_port),
+      "--insecure-diagnostics",
+      // Runner pods share the host's network.
+      "--runner-report-address=127.0.0.1:" + std::to_string(report_port),
+      "--runner-report-bind-address=127.0.0.1:" + std::to_string(report_port),
+      "--sync-period=" + sync_period,
+      "--v=4",
+  };
   args.insert(args.end(), extra.begin(), extra.end());
   process.start(args, log());
 }

@@ -88,6 +88,7 @@ struct ManagerRig {
   int webhook_port = 0;
   int health_port = 0;
   int metrics_port = 0;
+  int report_port = 0; // the run reports (gRPC, TLS)
   ManagerProcess process;
   size_t log_offset = 0; // where the running process's log starts
 

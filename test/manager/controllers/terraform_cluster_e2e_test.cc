@@ -329,6 +329,74 @@ TEST_F(TerraformClusterE2eTest, ClusterBecomesReadyReappliesAndIsDestroyed) {
   EXPECT_THAT(managerLog(), Not(HasSubstr(runner::e2e::kCredentialValue)));
 }
 
+// Live run reports (docs/decisions/run-reports.md): the runner, whose
+// ServiceAccount may not create Events, reports over gRPC; the manager posts
+// the runner Events on the object and keeps the run in its history
+// ConfigMap, readable after the pod is gone; the identity's credential (a
+// canary) appears in none of it.
+TEST_F(TerraformClusterE2eTest, RunReportsBecomeEventsAndARunHistory) {
+  const std::string name = "tc-reports";
+  createCluster(name, "c-reports");
+  ASSERT_TRUE(eventually([&] { return readyTrue(tc(name)); })) << tc(name).dump(2) << managerLog();
+
+  // The runner's ServiceAccount holds no events permission.
+  for (const char* resource : {"events", "events.events.k8s.io"}) {
+    const rig::CommandResult can =
+        kubectl({"auth", "can-i", "create", resource, "-n", kNamespace,
+                 std::string("--as=system:serviceaccount:") + kNamespace + ":captf-runner"});
+    EXPECT_THAT(can.output, HasSubstr("no")) << resource;
+  }
+  // The runner Events, posted by the manager as captf.io/runner.
+  std::set<std::string> reasons;
+  json events;
+  ASSERT_TRUE(eventually([&] {
+    events = getJson({"-n", kNamespace, "get", "events.events.k8s.io", "--field-selector",
+                      "regarding.name=" + name});
+    reasons.clear();
+    for (const json& event : events.value("items", json::array())) {
+      if (event.value("reportingController", "") == "captf.io/runner") {
+        reasons.insert(event.value("reason", ""));
+      }
+    }
+    return reasons.count("RunFinished") > 0;
+  })) << events.dump(2)
+      << managerLog();
+  for (const char* reason :
+       {"RunStarted", "StepStarted", "StepSucceeded", "ResourcesChanged", "RunFinished"}) {
+    EXPECT_EQ(reasons.count(reason), 1U) << reason << "\n" << events.dump(2);
+  }
+
+  // The run history outlives the pod.
+  const std::vector<std::string> applies = jobs(name, "apply");
+  ASSERT_EQ(applies.size(), 1U);
+  kubectl({"-n", kNamespace, "delete", "pods", "-l", "job-name=" + applies[0], "--wait=true"});
+  const json history = getJson({"-n", kNamespace, "get", "configmap", "captf-runs-c-" + name});
+  ASSERT_TRUE(history.is_object()) << managerLog();
+  const json runs =
+      json::parse(history["data"].value("runs.json", std::string("[]")), nullptr, false);
+  ASSERT_TRUE(runs.is_array() && !runs.empty()) << history.dump(2);
+  const json& run = runs[0];
+  EXPECT_EQ(run.value("job", ""), applies[0]);
+  EXPECT_EQ(run.value("operation", ""), "apply");
+  EXPECT_EQ(run.value("result", ""), "succeeded");
+  EXPECT_TRUE(run.contains("durationSeconds")) << run.dump(2);
+  EXPECT_FALSE(run.value("steps", json::array()).empty()) << run.dump(2);
+  EXPECT_EQ(run["changes"].value("add", -1), 2) << run.dump(2);
+  EXPECT_EQ(run.value("logTailSource", ""), "reports") << run.dump(2);
+  EXPECT_FALSE(run.value("logTail", json::array()).empty()) << run.dump(2);
+
+  // No report was refused, and the canary is nowhere.
+  const std::string metrics = manager_.metrics();
+  EXPECT_THAT(metrics, HasSubstr("captf_run_report_rejections_total{reason=\"bad_token\"} 0"));
+  EXPECT_THAT(metrics, Not(HasSubstr("captf_run_report_events_total 0\n")));
+  const std::string canary = runner::e2e::kCredentialValue;
+  EXPECT_THAT(events.dump(), Not(HasSubstr(canary)));
+  EXPECT_THAT(history.dump(), Not(HasSubstr(canary)));
+  EXPECT_THAT(tc(name).dump(), Not(HasSubstr(canary)));
+  EXPECT_THAT(managerLog(), Not(HasSubstr(canary)));
+  deleteCluster(name, "c-reports");
+}
+
 // Faults: the manager is killed (SIGKILL) right after it created the apply
 // Job, the runner pod is deleted mid-apply, and the API server restarts while
 // nothing reconciles. A new manager process recovers to Ready with the state

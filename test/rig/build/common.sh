@@ -14,6 +14,8 @@ KUBE_VERSION=${KUBE_VERSION:-v1.36.3}
 TOFU_VERSION=${TOFU_VERSION:-v1.12.6}
 CAPI_VERSION=${CAPI_VERSION:-v1.14.2}
 CERT_MANAGER_VERSION=${CERT_MANAGER_VERSION:-v1.21.0}
+# Prometheus 3.16.0 (promtool and prometheus; not pinned by the spec).
+PROMETHEUS_VERSION=${PROMETHEUS_VERSION:-v0.316.0}
 
 # rig_done DIR FILE...: true when every FILE exists in DIR.
 rig_done() {

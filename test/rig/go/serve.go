@@ -265,6 +265,14 @@ func (r *rig) start(tier string) error {
 		"CAPTF_RIG_KUBECTL": r.bins.kubectl,
 		"CAPTF_RIG_TIER":    "integration",
 	}
+	// Built by test/rig/build/prometheus.sh for every tier (test/rig/rig).
+	if bin := os.Getenv("RIG_PROMETHEUS_BIN"); bin != "" {
+		env["CAPTF_RIG_PROMTOOL"] = filepath.Join(bin, "promtool")
+		env["CAPTF_RIG_PROMETHEUS"] = filepath.Join(bin, "prometheus")
+	}
+	if names := os.Getenv("RIG_PROMQL_NAMES"); names != "" {
+		env["CAPTF_RIG_PROMQL_NAMES"] = names
+	}
 	if tier != "integration" {
 		if err := r.startKCM(); err != nil {
 			return err
