@@ -337,7 +337,18 @@ TEST_F(TerraformClusterE2eTest, ClusterBecomesReadyReappliesAndIsDestroyed) {
 TEST_F(TerraformClusterE2eTest, RunReportsBecomeEventsAndARunHistory) {
   const std::string name = "tc-reports";
   createCluster(name, "c-reports");
-  ASSERT_TRUE(eventually([&] { return readyTrue(tc(name)); })) << tc(name).dump(2) << managerLog();
+  // captf_jobs_active counts the apply while it runs (a run takes seconds
+  // on the rig; the check polls every 500 ms) and drops it afterwards.
+  const std::string active = "captf_jobs_active{kind=\"TerraformCluster\",op=\"apply\"} 1\n";
+  bool seen_active = false;
+  ASSERT_TRUE(eventually([&] {
+    seen_active = seen_active || manager_.metrics().find(active) != std::string::npos;
+    return readyTrue(tc(name));
+  })) << tc(name).dump(2)
+      << managerLog();
+  EXPECT_TRUE(seen_active);
+  EXPECT_TRUE(eventually([&] { return manager_.metrics().find(active) == std::string::npos; }));
+  EXPECT_THAT(manager_.metrics(), HasSubstr("# TYPE captf_jobs_active gauge"));
 
   // The runner's ServiceAccount holds no events permission.
   for (const char* resource : {"events", "events.events.k8s.io"}) {
