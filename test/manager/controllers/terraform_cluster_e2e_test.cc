@@ -336,7 +336,22 @@ TEST_F(TerraformClusterE2eTest, ClusterBecomesReadyReappliesAndIsDestroyed) {
 // canary) appears in none of it.
 TEST_F(TerraformClusterE2eTest, RunReportsBecomeEventsAndARunHistory) {
   const std::string name = "tc-reports";
-  createCluster(name, "c-reports");
+  // Canaries: a sensitive variable (from a Secret), the identity's
+  // credential and a module output (the exports' token; root outputs are
+  // sensitive).
+  const std::string variable_canary = "canary-variable-7f3e91c2";
+  apply({{"apiVersion", "v1"},
+         {"kind", "Secret"},
+         {"metadata",
+          {{"name", "reports-vars"},
+           {"namespace", kNamespace},
+           {"labels", {{"captf.io/variables", "true"}}}}},
+         {"stringData", {{"size", variable_canary}}}});
+  e2e::createClusterPair(
+      kNamespace, name, "c-reports",
+      {{"source", {{"image", module_image_}}},
+       {"identityRef", {{"name", kIdentity}}},
+       {"variablesFrom", json::array({{{"secretRef", {{"name", "reports-vars"}}}}})}});
   // captf_jobs_active counts the apply while it runs (a run takes seconds
   // on the rig; the check polls every 500 ms) and drops it afterwards.
   const std::string active = "captf_jobs_active{kind=\"TerraformCluster\",op=\"apply\"} 1\n";
@@ -400,11 +415,21 @@ TEST_F(TerraformClusterE2eTest, RunReportsBecomeEventsAndARunHistory) {
   const std::string metrics = manager_.metrics();
   EXPECT_THAT(metrics, HasSubstr("captf_run_report_rejections_total{reason=\"bad_token\"} 0"));
   EXPECT_THAT(metrics, Not(HasSubstr("captf_run_report_events_total 0\n")));
-  const std::string canary = runner::e2e::kCredentialValue;
-  EXPECT_THAT(events.dump(), Not(HasSubstr(canary)));
-  EXPECT_THAT(history.dump(), Not(HasSubstr(canary)));
-  EXPECT_THAT(tc(name).dump(), Not(HasSubstr(canary)));
-  EXPECT_THAT(managerLog(), Not(HasSubstr(canary)));
+  // The sensitive variable reached the run (its rendered tfvars).
+  const json inputs = getJson({"-n", kNamespace, "get", "secret", "captf-inputs-c-" + name});
+  std::string tfvars;
+  ASSERT_TRUE(
+      absl::Base64Unescape(inputs["data"].value("terraform.tfvars.json", std::string()), &tfvars))
+      << inputs.dump(2);
+  EXPECT_THAT(tfvars, HasSubstr(variable_canary));
+  const json all_events = getJson({"-n", kNamespace, "get", "events.events.k8s.io"});
+  for (const std::string& canary : {std::string(runner::e2e::kCredentialValue),
+                                    std::string(runner::e2e::kExportSecret), variable_canary}) {
+    EXPECT_THAT(all_events.dump(), Not(HasSubstr(canary)));
+    EXPECT_THAT(history.dump(), Not(HasSubstr(canary)));
+    EXPECT_THAT(tc(name).dump(), Not(HasSubstr(canary)));
+    EXPECT_THAT(managerLog(), Not(HasSubstr(canary)));
+  }
   deleteCluster(name, "c-reports");
 }
 
