@@ -5,6 +5,7 @@
 // the panels docs/runbooks/ refers to. promtool_test.cc runs the tools.
 #include <filesystem>
 #include <map>
+#include <regex>
 #include <set>
 #include <string>
 
@@ -77,6 +78,29 @@ TEST(AlertsTest, EveryAlertHasAFiringAndAQuietUnitTest) {
     EXPECT_GE(counts.first, 1) << alert << " has no firing case";
     EXPECT_GE(counts.second, 1) << alert << " has no quiet case";
   }
+}
+
+// Every alert names only metrics the manager exports (its registry as it
+// renders): a renamed metric cannot leave an alert that never fires.
+TEST(AlertsTest, EveryAlertNamesAnExportedMetric) {
+  const std::string exposition = managerExposition();
+  const std::regex metric(R"(\b((?:captf|controller_runtime)_[a-z_]+))");
+  std::set<std::string> alerts;
+  for (const YAML::Node& rule : alertRules()) {
+    const std::string alert = rule["alert"].as<std::string>();
+    const std::string expr = rule["expr"].as<std::string>();
+    alerts.insert(alert);
+    EXPECT_TRUE(rule["labels"]["severity"]) << alert;
+    int names = 0;
+    for (std::sregex_iterator it(expr.begin(), expr.end(), metric), end; it != end; ++it) {
+      const std::string name =
+          std::regex_replace(std::string((*it)[1]), std::regex("_bucket$"), "");
+      EXPECT_THAT(exposition, HasSubstr("# HELP " + name + " ")) << alert << ": " << name;
+      ++names;
+    }
+    EXPECT_GT(names, 0) << alert;
+  }
+  EXPECT_EQ(alerts.size(), 11U);
 }
 
 TEST(DashboardTest, IsAGrafanaModelOnADatasourceVariable) {

@@ -1,11 +1,8 @@
-#include <cstdlib>
-#include <regex>
 #include <set>
 #include <string>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <yaml-cpp/yaml.h>
 
 #include "manager/controllers/metrics.h"
 #include "manager/kube/clock.h"
@@ -55,50 +52,6 @@ TEST(CaptfMetricsTest, ConditionValues) {
   EXPECT_EQ(CaptfMetrics::conditionValue("False"), 0);
   EXPECT_EQ(CaptfMetrics::conditionValue("Unknown"), -1);
   EXPECT_EQ(CaptfMetrics::conditionValue(""), -1);
-}
-
-// The shipped alerts (config/prometheus/rules.yaml) name only metrics the
-// manager exports, with labels those families have: a renamed metric
-// cannot leave an alert that never fires.
-TEST(PrometheusRulesTest, EveryAlertNamesAnExportedMetric) {
-  const char* source = std::getenv("CAPTF_SOURCE_DIR");
-  ASSERT_NE(source, nullptr);
-  const YAML::Node rules = YAML::LoadFile(std::string(source) + "/config/prometheus/rules.yaml");
-  kube::MetricsRegistry registry;
-  CaptfMetrics metrics(registry, "v", "c");
-  // The controller families (controller_runtime_*) exist once a controller does.
-  class Nothing final : public kube::Reconciler {
-  public:
-    absl::StatusOr<kube::Result> reconcile(const kube::ReconcileContext&,
-                                           const kube::Request&) override {
-      return kube::Result{};
-    }
-  } nothing;
-  kube::FakeClock clock;
-  kube::Controller controller("terraformcluster", nothing, {}, clock, &registry,
-                              kube::testing::quietLogger());
-  const std::string exposition = registry.render();
-  const std::regex metric(R"(\b((?:captf|controller_runtime)_[a-z_]+))");
-  std::set<std::string> alerts;
-  for (const YAML::Node& group : rules["spec"]["groups"]) {
-    EXPECT_EQ(group["name"].as<std::string>(), "captf");
-    for (const YAML::Node& rule : group["rules"]) {
-      const std::string alert = rule["alert"].as<std::string>();
-      const std::string expr = rule["expr"].as<std::string>();
-      alerts.insert(alert);
-      EXPECT_TRUE(rule["labels"]["severity"]) << alert;
-      int names = 0;
-      for (std::sregex_iterator it(expr.begin(), expr.end(), metric), end; it != end; ++it) {
-        std::string name = (*it)[1];
-        name = std::regex_replace(name, std::regex("_bucket$"), "");
-        EXPECT_THAT(exposition, ::testing::HasSubstr("# HELP " + name + " "))
-            << alert << ": " << name;
-        ++names;
-      }
-      EXPECT_GT(names, 0) << alert;
-    }
-  }
-  EXPECT_EQ(alerts.size(), 11U);
 }
 
 } // namespace
