@@ -237,6 +237,31 @@ TEST(JobBuilderTest, AGitSourceFetchesIntoAnEmptyDirWithItsCredentials) {
   EXPECT_EQ(buildJob(r).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// docs/decisions/run-reports.md: with reports the runner gets the address
+// and the Job only the token's hash; --runner-events=false gives neither.
+TEST(JobBuilderTest, RunReportsPassTheAddressAndOnlyTheTokensHash) {
+  JobBuildRequest r = request();
+  r.report_address = "captf-runner-reports.captf-system.svc:9444";
+  r.report_token_hash = "sha256:0123";
+  auto job = buildJob(r);
+  ASSERT_TRUE(job.ok()) << job.status();
+  const json& args = (*job)["spec"]["template"]["spec"]["containers"][0]["args"];
+  EXPECT_THAT(args.get<std::vector<std::string>>(),
+              ::testing::Contains("--report-address=captf-runner-reports.captf-system.svc:9444"));
+  EXPECT_EQ((*job)["metadata"]["annotations"]["captf.io/report-token-hash"], "sha256:0123");
+
+  r.runner_events = false;
+  job = buildJob(r);
+  ASSERT_TRUE(job.ok()) << job.status();
+  for (const json& arg : (*job)["spec"]["template"]["spec"]["containers"][0]["args"]) {
+    EXPECT_FALSE(arg.get<std::string>().starts_with("--report-address")) << arg;
+    EXPECT_FALSE(arg.get<std::string>().starts_with("--event-object")) << arg;
+  }
+  EXPECT_FALSE((*job)["metadata"]
+                   .value("annotations", json::object())
+                   .contains("captf.io/report-token-hash"));
+}
+
 TEST(JobBuilderTest, ApprovedPlanAnnotation) {
   JobBuildRequest r = request();
   r.options.expect_plan = "p1:xyz";
