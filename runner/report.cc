@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include <google/protobuf/util/time_util.h>
 #include <grpc/support/log.h>
 #include <grpcpp/grpcpp.h>
 
@@ -93,15 +94,11 @@ void GrpcReporter::send(pb::ReportRequest event) {
     dropped_lines_ = 0;
   }
   event.set_sequence(++sequence_);
-  const absl::Time now = clock_.now();
-  event.mutable_time()->set_seconds(absl::ToUnixSeconds(now));
-  event.mutable_time()->set_nanos(static_cast<std::int32_t>(
-      absl::ToInt64Nanoseconds(now - absl::FromUnixSeconds(absl::ToUnixSeconds(now)))));
-  const auto elapsed = clock_.monotonicNow() - started_;
-  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(elapsed);
-  event.mutable_elapsed()->set_seconds(seconds.count());
-  event.mutable_elapsed()->set_nanos(static_cast<std::int32_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed - seconds).count()));
+  using google::protobuf::util::TimeUtil;
+  *event.mutable_time() = TimeUtil::NanosecondsToTimestamp(absl::ToUnixNanos(clock_.now()));
+  *event.mutable_elapsed() = TimeUtil::NanosecondsToDuration(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(clock_.monotonicNow() - started_)
+          .count());
   queue_.push_back(std::move(event));
   ++stats_.queued;
   wake_.notify_all();

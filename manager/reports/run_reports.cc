@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <utility>
 
+#include <google/protobuf/util/time_util.h>
+
 #include "contract/result.h"
 #include "contract/strings.h"
 #include "contract/text.h"
@@ -18,7 +20,8 @@ using nlohmann::json;
 std::string seconds(const google::protobuf::Duration& d) {
   char text[32];
   std::snprintf(text, sizeof text, "%.1fs",
-                static_cast<double>(d.seconds()) + static_cast<double>(d.nanos()) / 1e9);
+                static_cast<double>(google::protobuf::util::TimeUtil::DurationToNanoseconds(d)) /
+                    1e9);
   return text;
 }
 

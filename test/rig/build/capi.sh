@@ -9,7 +9,7 @@ rig_done "$OUT" capi-manager clusterctl && { echo "$OUT"; exit 0; }
 LOG=$(rig_log capi-$CAPI_VERSION)
 W=$RIG_CACHE/src/capi-$CAPI_VERSION
 MINOR=$(cut -d. -f2 <<<"$CAPI_VERSION")
-{
+build_capi() {
   mkdir -p "$W" && cd "$W"
   if [ ! -f go.mod ]; then
     go mod init rig.local/capi
@@ -21,5 +21,6 @@ MINOR=$(cut -d. -f2 <<<"$CAPI_VERSION")
     -o "$OUT.tmp/" sigs.k8s.io/cluster-api/core sigs.k8s.io/cluster-api/cmd/clusterctl
   mv "$OUT.tmp/core" "$OUT.tmp/capi-manager"
   rm -rf "$OUT" && mv "$OUT.tmp" "$OUT"
-} >"$LOG" 2>&1 || rig_fail "cluster-api $CAPI_VERSION" "$LOG"
+}
+rig_build "cluster-api $CAPI_VERSION" "$LOG" build_capi
 echo "$OUT"

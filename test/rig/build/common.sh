@@ -7,14 +7,14 @@ RIG_CACHE=${RIG_CACHE:-$HOME/.cache/captf-rig}
 export GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=0
 export GOMODCACHE=${GOMODCACHE:-$RIG_CACHE/gomod} GOCACHE=${GOCACHE:-$RIG_CACHE/gobuild}
 
-# Versions pinned by spec/test-rig.md, or the nearest one the proxy serves
-# (recorded in docs/decisions/0002-rig-versions.md).
+# The versions the rig pins, or the nearest one the proxy serves
+# (recorded in docs/decisions/rig-design.md#versions).
 ETCD_VERSION=${ETCD_VERSION:-v3.6.14}
 KUBE_VERSION=${KUBE_VERSION:-v1.36.3}
 TOFU_VERSION=${TOFU_VERSION:-v1.12.6}
 CAPI_VERSION=${CAPI_VERSION:-v1.14.2}
 CERT_MANAGER_VERSION=${CERT_MANAGER_VERSION:-v1.21.0}
-# Prometheus 3.16.0 (promtool and prometheus; not pinned by the spec).
+# Prometheus 3.16.0 (promtool and prometheus; docs/decisions/observability-package.md).
 PROMETHEUS_VERSION=${PROMETHEUS_VERSION:-v0.316.0}
 
 # rig_done DIR FILE...: true when every FILE exists in DIR.
@@ -29,3 +29,15 @@ rig_log() { mkdir -p "$RIG_CACHE/logs"; echo "$RIG_CACHE/logs/build-$1.log"; }
 
 # rig_fail NAME LOG: one line naming the cause and the log.
 rig_fail() { echo "rig: building $1 failed; see $2" >&2; tail -n 15 "$2" >&2; exit 1; }
+
+# rig_build NAME LOG COMMAND...: runs COMMAND (a build function) with its
+# output in LOG, stopping at its first failing step. Not `{ ...; } || fail`:
+# bash turns `set -e` off on the left of `||`, so a version the proxy does not
+# serve would fail `go get` and then let `go build -mod=mod` quietly build the
+# newest one. A background subshell keeps errexit; `wait` gives its status.
+rig_build() {
+  local name=$1 log=$2
+  shift 2
+  ( set -euo pipefail; "$@" ) >"$log" 2>&1 &
+  wait $! || rig_fail "$name" "$log"
+}

@@ -10,7 +10,7 @@ rig_done "$OUT" kube-apiserver kube-controller-manager kubectl && { echo "$OUT";
 LOG=$(rig_log kube-$KUBE_VERSION)
 W=$RIG_CACHE/src/kube-$KUBE_VERSION
 MINOR=$(cut -d. -f2 <<<"$KUBE_VERSION"); STAGING="v0.${KUBE_VERSION#v1.}"
-{
+build_kube() {
   mkdir -p "$W" && cd "$W"
   [ -f go.mod ] || { go mod init rig.local/kube; go mod edit -go=1.26; }
   GOMOD=$(go mod download -json "k8s.io/kubernetes@$KUBE_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
@@ -26,5 +26,6 @@ MINOR=$(cut -d. -f2 <<<"$KUBE_VERSION"); STAGING="v0.${KUBE_VERSION#v1.}"
   done
   go build -trimpath -ldflags "$LD" -o "$OUT.tmp/" $PKGS
   rm -rf "$OUT" && mv "$OUT.tmp" "$OUT"
-} >"$LOG" 2>&1 || rig_fail "kubernetes $KUBE_VERSION" "$LOG"
+}
+rig_build "kubernetes $KUBE_VERSION" "$LOG" build_kube
 echo "$OUT"

@@ -6,7 +6,7 @@ OUT=$RIG_CACHE/bin/tofu-$TOFU_VERSION
 rig_done "$OUT" tofu && { echo "$OUT"; exit 0; }
 LOG=$(rig_log tofu-$TOFU_VERSION)
 W=$RIG_CACHE/src/tofu-$TOFU_VERSION
-{
+build_tofu() {
   mkdir -p "$W" && cd "$W"
   if [ ! -f go.mod ]; then
     go mod init rig.local/tofu
@@ -20,5 +20,6 @@ W=$RIG_CACHE/src/tofu-$TOFU_VERSION
   go build -trimpath -ldflags "-s -w -X 'github.com/opentofu/opentofu/version.dev=no'" \
     -o "$OUT.tmp/tofu" github.com/opentofu/opentofu/cmd/tofu
   rm -rf "$OUT" && mv "$OUT.tmp" "$OUT"
-} >"$LOG" 2>&1 || rig_fail "opentofu $TOFU_VERSION" "$LOG"
+}
+rig_build "opentofu $TOFU_VERSION" "$LOG" build_tofu
 echo "$OUT"
