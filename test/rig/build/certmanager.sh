@@ -13,9 +13,12 @@
 SRC=$(cd "$(dirname "$0")/../certmanager" && pwd)
 DIR=$GOMODCACHE/github.com/cert-manager/cert-manager@$CERT_MANAGER_VERSION
 LOG=$(rig_log cert-manager-$CERT_MANAGER_VERSION)
+download_source() {
+  cd "$RIG_CACHE"
+  go mod download "github.com/cert-manager/cert-manager@$CERT_MANAGER_VERSION"
+}
 if [ ! -f "$DIR/deploy/crds/cert-manager.io_certificates.yaml" ]; then
-  (cd "$RIG_CACHE" && go mod download "github.com/cert-manager/cert-manager@$CERT_MANAGER_VERSION") \
-    >"$LOG" 2>&1 || rig_fail "cert-manager $CERT_MANAGER_VERSION" "$LOG"
+  rig_build "cert-manager $CERT_MANAGER_VERSION" "$LOG" download_source
 fi
 grep -q "github.com/cert-manager/cert-manager $CERT_MANAGER_VERSION\$" "$SRC/go.mod" || {
   echo "rig: $SRC/go.mod does not require cert-manager $CERT_MANAGER_VERSION (CERT_MANAGER_VERSION)" >&2
@@ -24,12 +27,16 @@ grep -q "github.com/cert-manager/cert-manager $CERT_MANAGER_VERSION\$" "$SRC/go.
 SUM=$(cat "$SRC/go.mod" "$SRC/go.sum" "$SRC"/*.go | sha256sum | cut -c1-12)
 NAME=cert-manager-$CERT_MANAGER_VERSION-$SUM
 OUT=$RIG_CACHE/bin/$NAME
+TMP=$OUT.tmp.$$ # parallel rigs may build the same key at once
+build_binary() {
+  cd "$SRC"
+  go build -trimpath \
+    -ldflags "-s -w -X github.com/cert-manager/cert-manager/pkg/util.AppVersion=$CERT_MANAGER_VERSION" \
+    -o "$TMP/cert-manager" .
+  rm -rf "$OUT" && mv "$TMP" "$OUT"
+}
 if [ ! -x "$OUT/cert-manager" ]; then
-  TMP=$OUT.tmp.$$ # parallel rigs may build the same key at once
-  (cd "$SRC" && go build -trimpath \
-      -ldflags "-s -w -X github.com/cert-manager/cert-manager/pkg/util.AppVersion=$CERT_MANAGER_VERSION" \
-      -o "$TMP/cert-manager" . &&
-    rm -rf "$OUT" && mv "$TMP" "$OUT") >"$LOG" 2>&1 || rig_fail "cert-manager $CERT_MANAGER_VERSION" "$LOG"
+  rig_build "cert-manager $CERT_MANAGER_VERSION" "$LOG" build_binary
   # Keep only the binary of the current sources (and builds of it in flight).
   find "$RIG_CACHE/bin" -maxdepth 1 -name 'cert-manager-*' ! -name "$NAME" ! -name "$NAME.tmp.*" -exec rm -rf {} +
 fi
