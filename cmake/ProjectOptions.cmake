@@ -33,13 +33,14 @@ function(captf_library name)
   target_link_libraries(${name} PUBLIC ${ARG_DEPS} PRIVATE project_options project_warnings)
 endfunction()
 
-# captf_executable(NAME SOURCES... [DEPS ...]): a thin main.
+# captf_executable(NAME SOURCES... [DEPS ...]): a thin main. Fully static
+# under CAPTF_STATIC (cmake/Static.cmake).
 function(captf_executable name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} project_options project_warnings)
   if(CAPTF_STATIC)
-    target_link_options(${name} PRIVATE -static)
+    captf_link_static(${name})
   endif()
 endfunction()
 

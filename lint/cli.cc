@@ -9,13 +9,17 @@
 
 #include "contract/git.h"
 #include "contract/git_source.h"
+#include "contract/strings.h"
 #include "lint/checks/module_checks.h"
 #include "lint/finding.h"
 #include "lint/module/loader.h"
 #include "lint/report/output.h"
-#include "lint/strings.h"
 
 namespace captf::lint {
+
+using contract::strAppend;
+using contract::strCat;
+
 namespace {
 
 constexpr std::string_view kProgram = "tfcapi-lint";
@@ -23,7 +27,7 @@ constexpr std::string_view kProgram = "tfcapi-lint";
 std::string joined(const std::vector<std::string>& items) {
   std::string out;
   for (const std::string& item : items) {
-    append(out, out.empty() ? "" : ", ", item);
+    strAppend(out, out.empty() ? "" : ", ", item);
   }
   return out;
 }
@@ -122,8 +126,8 @@ public:
     }
     if (version_cmd->parsed()) {
       if (!version_args.empty()) {
-        return usage(*version_cmd, concat(kProgram, " version"),
-                     concat("unexpected argument \"", version_args.front(), "\""));
+        return usage(*version_cmd, strCat(kProgram, " version"),
+                     strCat("unexpected argument \"", version_args.front(), "\""));
       }
       return printVersion(version_json);
     }
@@ -135,7 +139,7 @@ private:
   static std::string commandPath(std::span<const std::string> args) {
     for (std::size_t i = 1; i < args.size(); ++i) {
       if (args[i] == "module" || args[i] == "image" || args[i] == "version") {
-        return concat(kProgram, " ", args[i]);
+        return strCat(kProgram, " ", args[i]);
       }
       if (!args[i].starts_with("-")) {
         break;
@@ -170,12 +174,12 @@ private:
     if (std::find(versions.begin(), versions.end(), flags.contract) == versions.end()) {
       return usage(
           cmd, path,
-          concat("unknown contract \"", flags.contract, "\" (known: ", joined(versions), ")"));
+          strCat("unknown contract \"", flags.contract, "\" (known: ", joined(versions), ")"));
     }
     const std::vector<std::string> roles = contracts_.roles(flags.contract);
     if (std::find(roles.begin(), roles.end(), flags.role) == roles.end()) {
       return usage(cmd, path,
-                   concat("unknown role \"", flags.role, "\" (known: ", joined(roles), ")"));
+                   strCat("unknown role \"", flags.role, "\" (known: ", joined(roles), ")"));
     }
     if (flags.json && flags.sarif) {
       return usage(cmd, path, "--json and --sarif cannot be used together");
@@ -184,7 +188,7 @@ private:
   }
 
   int runModule(CLI::App& cmd, const CheckFlags& flags, const std::string& git_credentials) {
-    const std::string path = concat(kProgram, " module");
+    const std::string path = strCat(kProgram, " module");
     if (const int rc = validate(cmd, path, flags, "exactly one module directory is required");
         rc != kExitOk) {
       return rc;
@@ -203,7 +207,7 @@ private:
     const absl::StatusOr<contract::GitModuleAddress> address =
         contract::parseGitModuleAddress(source);
     if (!address.ok()) {
-      return usage(cmd, path, concat(source, ": ", address.status().message()));
+      return usage(cmd, path, strCat(source, ": ", address.status().message()));
     }
     contract::git::Credentials credentials;
     if (!git_credentials.empty()) {
@@ -248,7 +252,7 @@ private:
 
   int runImage(CLI::App& cmd, const CheckFlags& flags, const std::string& platform,
                bool platform_explicit, bool all_platforms, bool insecure) {
-    const std::string path = concat(kProgram, " image");
+    const std::string path = strCat(kProgram, " image");
     if (const int rc = validate(cmd, path, flags, "exactly one image reference is required");
         rc != kExitOk) {
       return rc;

@@ -1,10 +1,12 @@
 #include "lint/contract_source.h"
 
 #include "contract/roles.h"
+#include "contract/strings.h"
 #include "contract/types.h"
-#include "lint/strings.h"
 
 namespace captf::lint {
+
+using contract::strCat;
 
 std::vector<std::string> ContractTables::versions() const {
   return {std::string(contract::kContractVersion)};
@@ -24,11 +26,11 @@ std::vector<std::string> ContractTables::roles(std::string_view version) const {
 absl::StatusOr<RoleContract> ContractTables::role(std::string_view version,
                                                   std::string_view role) const {
   if (version != contract::kContractVersion) {
-    return absl::NotFoundError(concat("unknown contract \"", version, "\""));
+    return absl::NotFoundError(strCat("unknown contract \"", version, "\""));
   }
   const absl::StatusOr<contract::Role> parsed = contract::parseRole(role);
   if (!parsed.ok()) {
-    return absl::NotFoundError(concat("unknown role \"", role, "\""));
+    return absl::NotFoundError(strCat("unknown role \"", role, "\""));
   }
   const contract::RoleSpec& spec = contract::roleSpec(*parsed);
   RoleContract out;

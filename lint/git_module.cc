@@ -4,15 +4,18 @@
 #include <system_error>
 #include <utility>
 
-#include "lint/strings.h"
+#include "contract/strings.h"
 
 namespace captf::lint {
+
+using contract::strCat;
+
 namespace {
 
 namespace git = contract::git;
 
 absl::Status withRemote(const contract::GitUrl& url, const absl::Status& status) {
-  return {status.code(), concat(url.canonical, ": ", status.message())};
+  return {status.code(), strCat(url.canonical, ": ", status.message())};
 }
 
 } // namespace
@@ -46,7 +49,7 @@ fetchGitModule(const contract::GitModuleAddress& address, const git::Credentials
   } else if (listing->head.starts_with("refs/heads/")) {
     ref = contract::GitRef{contract::GitRefKind::kBranch, listing->head.substr(11)};
   } else {
-    return absl::NotFoundError(concat(address.url.canonical,
+    return absl::NotFoundError(strCat(address.url.canonical,
                                       ": the remote names no default branch; add ?ref=<tag, "
                                       "branch or commit>"));
   }
@@ -60,7 +63,7 @@ fetchGitModule(const contract::GitModuleAddress& address, const git::Credentials
       env.temp_dir.empty() ? std::filesystem::temp_directory_path(error) : env.temp_dir;
   std::string pattern = (base / "tfcapi-lint-git-XXXXXX").string();
   if (::mkdtemp(pattern.data()) == nullptr) {
-    return absl::InternalError(concat("cannot create a temporary directory in ", base.string()));
+    return absl::InternalError(strCat("cannot create a temporary directory in ", base.string()));
   }
   const std::filesystem::path root(pattern);
   std::filesystem::path module_dir = root / "repo";
@@ -81,7 +84,7 @@ fetchGitModule(const contract::GitModuleAddress& address, const git::Credentials
     return fetched.status();
   }
   if (!std::filesystem::is_directory(checkout->moduleDir(), error)) {
-    return absl::NotFoundError(concat(address.url.canonical, ": ", address.path,
+    return absl::NotFoundError(strCat(address.url.canonical, ": ", address.path,
                                       " is not a directory in ", contract::describeGitRef(ref),
                                       " (commit ", commit->substr(0, 12), ")"));
   }

@@ -4,15 +4,18 @@
 
 #include <unistd.h>
 
+#include "contract/status_macros.h"
+#include "contract/strings.h"
 #include "lint/checks/image_checks.h"
 #include "lint/checks/module_checks.h"
 #include "lint/module/loader.h"
 #include "lint/oci/reference.h"
 #include "lint/oci/source.h"
-#include "lint/status_macros.h"
-#include "lint/strings.h"
 
 namespace captf::lint {
+
+using contract::strCat;
+
 namespace {
 
 // A private temporary directory, removed with everything in it.
@@ -24,7 +27,7 @@ public:
         parent.empty() ? std::filesystem::temp_directory_path(ec) : parent;
     std::string tmpl = (base / "tfcapi-lint-XXXXXX").string();
     if (mkdtemp(tmpl.data()) == nullptr) {
-      return absl::InternalError(concat("cannot create a temporary directory in ", base.string()));
+      return absl::InternalError(strCat("cannot create a temporary directory in ", base.string()));
     }
     return TempDir(tmpl);
   }
@@ -72,7 +75,7 @@ absl::StatusOr<PlatformResult> checkOne(oci::ImageSource& source, const oci::Sel
   for (const oci::Descriptor& layer : image.manifest.layers) {
     if (absl::StatusOr<oci::Compression> c = oci::layerCompression(layer.media_type); !c.ok()) {
       return absl::InvalidArgumentError(
-          concat(source.name(), ": layer ", layer.digest, ": ", c.status().message()));
+          strCat(source.name(), ": layer ", layer.digest, ": ", c.status().message()));
     }
     CAPTF_ASSIGN_OR_RETURN(std::filesystem::path file, source.blobFile(layer, staging.path()));
     layers.push_back(std::move(file));
@@ -81,7 +84,7 @@ absl::StatusOr<PlatformResult> checkOne(oci::ImageSource& source, const oci::Sel
   absl::StatusOr<oci::ImageFs> fs =
       oci::flattenLayers(layers, names, staging.path(), oci::keepForChecks, options.limits);
   if (!fs.ok()) {
-    return absl::Status(fs.status().code(), concat(source.name(), ": ", fs.status().message()));
+    return absl::Status(fs.status().code(), strCat(source.name(), ": ", fs.status().message()));
   }
   for (const std::filesystem::path& layer : layers) {
     if (layer.parent_path() == staging.path()) {
@@ -105,7 +108,7 @@ absl::StatusOr<PlatformResult> checkOne(oci::ImageSource& source, const oci::Sel
     absl::StatusOr<ModuleTree> loaded = loadModuleTree(module_dir);
     if (!loaded.ok()) {
       return absl::InvalidArgumentError(
-          concat(source.name(), ": ", kModuleDir, ": ", loaded.status().message()));
+          strCat(source.name(), ": ", kModuleDir, ": ", loaded.status().message()));
     }
     tree = std::move(*loaded);
     in.module = &*tree;
@@ -116,7 +119,7 @@ absl::StatusOr<PlatformResult> checkOne(oci::ImageSource& source, const oci::Sel
     out.file_set = tree->root().files.empty() ? "" : std::string(tree->root().fileSet());
     for (Finding& f : runModuleChecks(*tree, contract)) {
       if (!f.file.empty()) {
-        f.file = concat(kModuleDir, "/", f.file);
+        f.file = strCat(kModuleDir, "/", f.file);
       }
       out.findings.push_back(std::move(f));
     }
@@ -157,7 +160,7 @@ absl::StatusOr<Report> lintImage(const ImageLintOptions& options, const RoleCont
     }
     for (Finding& f : result.findings) {
       if (prefix) {
-        f.message = concat("[", image.platform.str(), "] ", f.message);
+        f.message = strCat("[", image.platform.str(), "] ", f.message);
       }
       report.findings.push_back(std::move(f));
     }

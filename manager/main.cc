@@ -28,6 +28,7 @@
 #include "manager/controllers/setup.h"
 #include "manager/diagnostics/logging.h"
 #include "manager/diagnostics/server.h"
+#include "manager/flags/flags.h"
 #include "manager/kube/config.h"
 #include "manager/kube/diagnostics_server.h"
 #include "manager/kube/discovery.h"
@@ -50,43 +51,7 @@ using captf::controllers::ControllerSettings;
 constexpr char kLeaderElectionId[] = "controller-leader-election-captf";
 constexpr char kDefaultNamespace[] = "captf-system";
 
-// Go durations as cobra takes them: "30m0s", "10s", "1h", "1.5h", "500ms"
-// (absl::ParseDuration reads Go's syntax); finite and not negative.
-std::optional<std::chrono::milliseconds> parseDuration(const std::string& text) {
-  absl::Duration d;
-  if (!absl::ParseDuration(text, &d) || d == absl::InfiniteDuration() || d < absl::ZeroDuration()) {
-    return std::nullopt;
-  }
-  return absl::ToChronoMilliseconds(d);
-}
-
-// CLI11 names the flag in its error: "--sync-period: want a duration ...".
-const CLI::Validator kGoDuration(
-    [](const std::string& value) {
-      return parseDuration(value) ? std::string()
-                                  : "want a duration such as 30s, 10m0s or 1h30m, not " + value;
-    },
-    "DURATION");
-
-// cobra/pflag accept "--a_b" for "--a-b" (component-base's word-sepatator
-// normalization); CLI11 does not, so names are normalized before parsing.
-std::vector<std::string> normalizeArgs(int argc, char** argv) {
-  std::vector<std::string> args;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg.rfind("--", 0) == 0) {
-      const size_t end = arg.find('=');
-      for (size_t j = 2; j < std::min(end, arg.size()); ++j) {
-        if (arg[j] == '_') {
-          arg[j] = '-';
-        }
-      }
-    }
-    args.push_back(arg);
-  }
-  std::reverse(args.begin(), args.end()); // CLI11 takes a reversed vector
-  return args;
-}
+using captf::flags::parseDuration;
 
 std::string leaderElectionNamespace() {
   if (const char* ns = std::getenv("POD_NAMESPACE"); ns != nullptr && *ns != '\0') {
@@ -106,142 +71,17 @@ std::string versionString() {
 }
 
 int run(int argc, char** argv) {
-  CLI::App app{"CAPTF, the Cluster API infrastructure provider for Terraform/OpenTofu modules",
-               "manager"};
-  app.set_version_flag("--version", versionString());
-  auto* version_cmd = app.add_subcommand("version", "Print the build stamp and exit");
-
-  ControllerSettings settings;
-  bool gate = true;
-  bool runner_events = true;
-  std::string drift_default_interval = "30m0s";
-  std::string sync_period = "10m0s";
-  std::string runner_image;
+  CLI::App app{captf::flags::kManagerDescription, "manager"};
+  captf::flags::ManagerFlags flags;
   if (const char* image = std::getenv("CAPTF_MANAGER_IMAGE"); image != nullptr) {
-    runner_image = image;
+    flags.runner_image = image;
   }
-  bool leader_elect = false;
-  std::string le_lease_duration = "15s";
-  std::string le_renew_deadline = "10s";
-  std::string le_retry_period = "2s";
-  std::string graceful_shutdown_timeout = "5s";
-  captf::webhooks::ServerOptions webhook;
-  int webhook_port = 9443;
-  std::string diagnostics_address = ":8443";
-  bool insecure_diagnostics = false;
-  std::vector<std::string> tls_cipher_suites;
-  std::vector<int> tls_curve_preferences;
-  std::string tls_min_version = "VersionTLS12";
-  std::string feature_gates;
-  std::string log_flush_frequency = "5s";
-  std::string log_json_info_buffer_size = "0";
-  bool log_json_split_stream = false;
-  std::string log_text_info_buffer_size = "0";
-  bool log_text_split_stream = false;
-  std::string logging_format = "text";
-  int verbosity = 2;
-  std::string vmodule;
-  std::string health_addr = ":9440";
-  std::string kubeconfig;
-  std::string profiler_address;
-
-  app.add_flag("--cluster-operation-gate", gate,
-               "Serialize cluster apply/destroy/restore against machine and pool operations")
-      ->default_str("true");
-  app.add_option("--drift-default-interval", drift_default_interval, "Fallback drift interval")
-      ->check(kGoDuration)
-      ->capture_default_str();
-  app.add_flag("--runner-events", runner_events, "Runners emit progress events")
-      ->default_str("true");
-  app.add_option("--runner-report-address", settings.run_reports.address,
-                 "host:port runners send their run reports to (the report Service); empty: none")
-      ->capture_default_str();
-  app.add_option("--runner-report-bind-address", settings.run_reports.bind_address,
-                 "Address the run report server (gRPC, TLS) binds")
-      ->capture_default_str();
-  app.add_option("--runner-image", runner_image,
-                 "Image of the runner init container (default $CAPTF_MANAGER_IMAGE)");
-  app.add_option("--state-backups", settings.state_backups, "State backups kept per object")
-      ->capture_default_str();
-  app.add_option("--namespace", settings.watch_namespace, "Watch a single namespace (empty: all)");
-  app.add_option("--sync-period", sync_period, "Informer resync period")
-      ->check(kGoDuration)
-      ->capture_default_str();
-  std::string git_poll_interval = "1m0s";
-  std::string git_timeout = "30s";
-  app.add_option("--git-poll-interval", git_poll_interval,
-                 "How often each Git remote's branches and tags are listed")
-      ->check(kGoDuration)
-      ->capture_default_str();
-  app.add_option("--git-timeout", git_timeout, "Upper bound of one Git remote listing")
-      ->check(kGoDuration)
-      ->capture_default_str();
-  app.add_option("--git-workers", settings.git_workers, "Git remotes listed at once")
-      ->capture_default_str();
-  app.add_option("--terraformcluster-concurrency", settings.terraformcluster_concurrency)
-      ->capture_default_str();
-  app.add_option("--terraformmachine-concurrency", settings.terraformmachine_concurrency)
-      ->capture_default_str();
-  app.add_option("--terraformmachinepool-concurrency", settings.terraformmachinepool_concurrency)
-      ->capture_default_str();
-  app.add_option("--terraformmachinetemplate-concurrency",
-                 settings.terraformmachinetemplate_concurrency)
-      ->capture_default_str();
-  app.add_option("--insecure-registry", settings.insecure_registries,
-                 "Registry host[:port] the machine template controller may read over plain "
-                 "HTTP (repeatable)")
-      ->delimiter(',');
-  app.add_option("--watch-filter", settings.watch_filter,
-                 "Reconcile only objects labeled cluster.x-k8s.io/watch-filter=<value>");
-  app.add_flag("--leader-elect", leader_elect, "Enable leader election")->default_str("false");
-  app.add_option("--leader-elect-lease-duration", le_lease_duration)
-      ->check(kGoDuration)
-      ->capture_default_str();
-  app.add_option("--leader-elect-renew-deadline", le_renew_deadline)
-      ->check(kGoDuration)
-      ->capture_default_str();
-  app.add_option("--leader-elect-retry-period", le_retry_period)
-      ->check(kGoDuration)
-      ->capture_default_str();
-  app.add_option("--graceful-shutdown-timeout", graceful_shutdown_timeout,
-                 "How long in-flight reconciles may run after SIGTERM before the process exits "
-                 "non-zero (keep it well under terminationGracePeriodSeconds)")
-      ->check(kGoDuration)
-      ->capture_default_str();
-  app.add_option("--webhook-cert-dir", webhook.cert_dir)->capture_default_str();
-  app.add_option("--webhook-cert-name", webhook.cert_name)->capture_default_str();
-  app.add_option("--webhook-key-name", webhook.key_name)->capture_default_str();
-  app.add_option("--webhook-port", webhook_port, "Webhook server port (0: any)")
-      ->capture_default_str();
-  app.add_option("--diagnostics-address", diagnostics_address,
-                 "Metrics (and, when secure, /debug/flags/v) address; 0 disables")
-      ->capture_default_str();
-  app.add_flag("--insecure-diagnostics", insecure_diagnostics,
-               "Serve diagnostics over plain HTTP without authentication (development only)")
-      ->default_str("false");
-  app.add_option("--tls-cipher-suites", tls_cipher_suites)->delimiter(',');
-  app.add_option("--tls-curve-preferences", tls_curve_preferences)->delimiter(',');
-  app.add_option("--tls-min-version", tls_min_version)->capture_default_str();
-  app.add_option("--feature-gates", feature_gates, "Logging feature gates (key=bool,...)");
-  app.add_option("--log-flush-frequency", log_flush_frequency)
-      ->check(kGoDuration)
-      ->capture_default_str();
-  app.add_option("--log-json-info-buffer-size", log_json_info_buffer_size)->capture_default_str();
-  app.add_flag("--log-json-split-stream", log_json_split_stream)->default_str("false");
-  app.add_option("--log-text-info-buffer-size", log_text_info_buffer_size)->capture_default_str();
-  app.add_flag("--log-text-split-stream", log_text_split_stream)->default_str("false");
-  app.add_option("--logging-format", logging_format, "text or json")
-      ->check(CLI::IsMember({"text", "json"}))
-      ->capture_default_str();
-  app.add_option("-v,--v", verbosity, "Log verbosity")->capture_default_str();
-  app.add_option("--vmodule", vmodule, "pattern=N,... (text only)");
-  app.add_option("--health-addr", health_addr, "Health and readiness probes address")
-      ->capture_default_str();
-  app.add_option("--kubeconfig", kubeconfig, "kubeconfig (out of cluster)");
-  app.add_option("--profiler-address", profiler_address, "pprof bind address (unsupported)");
+  CLI::App* version_cmd = captf::flags::defineManagerFlags(app, flags, versionString());
+  ControllerSettings& settings = flags.settings;
+  captf::webhooks::ServerOptions& webhook = flags.webhook;
 
   try {
-    app.parse(normalizeArgs(argc, argv));
+    app.parse(captf::flags::normalizeArgs(argc, argv));
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
@@ -251,15 +91,16 @@ int run(int argc, char** argv) {
   }
 
   captf::diagnostics::LogOptions log_options;
-  log_options.json = logging_format == "json";
-  log_options.verbosity = verbosity;
-  log_options.split_stream = log_options.json ? log_json_split_stream : log_text_split_stream;
-  log_options.flush_frequency = *parseDuration(log_flush_frequency);
+  log_options.json = flags.logging_format == "json";
+  log_options.verbosity = flags.verbosity;
+  log_options.split_stream =
+      log_options.json ? flags.log_json_split_stream : flags.log_text_split_stream;
+  log_options.flush_frequency = *parseDuration(flags.log_flush_frequency);
   auto buffer = log_options.json
                     ? captf::diagnostics::parseBufferSize("--log-json-info-buffer-size",
-                                                          log_json_info_buffer_size)
+                                                          flags.log_json_info_buffer_size)
                     : captf::diagnostics::parseBufferSize("--log-text-info-buffer-size",
-                                                          log_text_info_buffer_size);
+                                                          flags.log_text_info_buffer_size);
   if (!buffer.ok()) {
     std::cerr << "invalid flags: " << buffer.status().message() << std::endl;
     return 2;
@@ -281,26 +122,28 @@ int run(int argc, char** argv) {
     logger->error("invalid flags: {}", message);
     return 2;
   };
-  if (runner_image.empty()) {
+  if (flags.runner_image.empty()) {
     return fail("no runner image: set --runner-image or $CAPTF_MANAGER_IMAGE");
   }
-  settings.runner_image = runner_image;
-  settings.cluster_operation_gate = gate ? captf::controllers::ClusterOperationGate::kOn
-                                         : captf::controllers::ClusterOperationGate::kOff;
-  settings.runner_events = runner_events ? captf::controllers::RunnerEvents::kOn
-                                         : captf::controllers::RunnerEvents::kOff;
-  const auto drift = parseDuration(drift_default_interval);
-  const auto sync = parseDuration(sync_period);
-  const auto lease = parseDuration(le_lease_duration);
-  const auto renew = parseDuration(le_renew_deadline);
-  const auto retry = parseDuration(le_retry_period);
-  // Every duration flag passed kGoDuration while parsing.
+  settings.runner_image = flags.runner_image;
+  settings.cluster_operation_gate = flags.cluster_operation_gate
+                                        ? captf::controllers::ClusterOperationGate::kOn
+                                        : captf::controllers::ClusterOperationGate::kOff;
+  settings.runner_events = flags.runner_events ? captf::controllers::RunnerEvents::kOn
+                                               : captf::controllers::RunnerEvents::kOff;
+  const auto drift = parseDuration(flags.drift_default_interval);
+  const auto sync = parseDuration(flags.sync_period);
+  const auto lease = parseDuration(flags.leader_elect_lease_duration);
+  const auto renew = parseDuration(flags.leader_elect_renew_deadline);
+  const auto retry = parseDuration(flags.leader_elect_retry_period);
+  // Every duration flag passed the Go duration check while parsing
+  // (manager/flags).
   settings.drift_default_interval = std::chrono::duration_cast<std::chrono::seconds>(*drift);
   settings.sync_period = std::chrono::duration_cast<std::chrono::seconds>(*sync);
-  settings.git_poll_interval =
-      std::chrono::duration_cast<std::chrono::milliseconds>(*parseDuration(git_poll_interval));
+  settings.git_poll_interval = std::chrono::duration_cast<std::chrono::milliseconds>(
+      *parseDuration(flags.git_poll_interval));
   settings.git_timeout =
-      std::chrono::duration_cast<std::chrono::milliseconds>(*parseDuration(git_timeout));
+      std::chrono::duration_cast<std::chrono::milliseconds>(*parseDuration(flags.git_timeout));
   if (settings.git_poll_interval <= std::chrono::milliseconds(0) ||
       settings.git_timeout <= std::chrono::milliseconds(0) || settings.git_workers < 1) {
     return fail("--git-poll-interval and --git-timeout must be positive, --git-workers >= 1");
@@ -315,10 +158,10 @@ int run(int argc, char** argv) {
       return fail("concurrency flags must be >= 1");
     }
   }
-  if (webhook_port < 0 || webhook_port > 65535) {
+  if (flags.webhook_port < 0 || flags.webhook_port > 65535) {
     return fail("--webhook-port out of range");
   }
-  webhook.port = static_cast<uint16_t>(webhook_port);
+  webhook.port = static_cast<uint16_t>(flags.webhook_port);
   // The run reports serve the webhook's certificate; runners trust the
   // Secret's ca.crt, or the certificate itself when it is self-signed
   // (docs/decisions/run-reports.md).
@@ -327,30 +170,32 @@ int run(int argc, char** argv) {
   settings.run_reports.ca_file = std::filesystem::exists(webhook.cert_dir + "/ca.crt")
                                      ? webhook.cert_dir + "/ca.crt"
                                      : settings.run_reports.cert_file;
-  auto min_version = captf::webhooks::parseTlsVersion(tls_min_version);
+  auto min_version = captf::webhooks::parseTlsVersion(flags.tls_min_version);
   if (!min_version.ok()) {
     return fail(std::string(min_version.status().message()));
   }
   webhook.tls.min_version = *min_version;
-  webhook.tls.cipher_suites = tls_cipher_suites;
-  webhook.tls.curve_preferences = tls_curve_preferences;
-  if (!profiler_address.empty()) {
+  webhook.tls.cipher_suites = flags.tls_cipher_suites;
+  webhook.tls.curve_preferences = flags.tls_curve_preferences;
+  if (!flags.profiler_address.empty()) {
     logger->warn("--profiler-address is not supported by this build; ignored");
   }
   // §8: HTTPS with TokenReview + SubjectAccessReview unless
   // --insecure-diagnostics; the same TLS settings as the webhook server.
-  const bool diagnostics_enabled = !diagnostics_address.empty() && diagnostics_address != "0";
+  const bool diagnostics_enabled =
+      !flags.diagnostics_address.empty() && flags.diagnostics_address != "0";
   captf::webhooks::ServerOptions diagnostics_options = captf::diagnostics::serverOptions();
   diagnostics_options.tls = webhook.tls;
-  if (diagnostics_enabled && !insecure_diagnostics) {
-    if (absl::Status s = captf::diagnostics::parseAddress(diagnostics_address, diagnostics_options);
+  if (diagnostics_enabled && !flags.insecure_diagnostics) {
+    if (absl::Status s =
+            captf::diagnostics::parseAddress(flags.diagnostics_address, diagnostics_options);
         !s.ok()) {
       return fail("--diagnostics-address: " + std::string(s.message()));
     }
   }
 
   captf::kube::LoadOptions load;
-  load.kubeconfig = kubeconfig;
+  load.kubeconfig = flags.kubeconfig;
   auto config = captf::kube::loadConfig(load);
   if (!config.ok()) {
     logger->error("cannot load the Kubernetes configuration error=\"{}\"",
@@ -364,10 +209,10 @@ int run(int argc, char** argv) {
   options.cache.ns = settings.watch_namespace;
   options.cache.resync_period = settings.sync_period;
   captf::controllers::configureCache(options.cache, settings);
-  options.health_probe_address = health_addr;
+  options.health_probe_address = flags.health_addr;
   options.probe_metrics = captf::kube::ProbeMetrics::kOmit;
-  options.graceful_shutdown_timeout = *parseDuration(graceful_shutdown_timeout);
-  if (leader_elect) {
+  options.graceful_shutdown_timeout = *parseDuration(flags.graceful_shutdown_timeout);
+  if (flags.leader_elect) {
     options.leader_election = captf::kube::LeaderElectionMode::kEnabled;
     options.leader_election_id = kLeaderElectionId;
     options.leader_election_namespace = leaderElectionNamespace();
@@ -425,9 +270,9 @@ int run(int argc, char** argv) {
   // first.
   std::unique_ptr<captf::kube::DiagnosticsServer> insecure;
   std::unique_ptr<captf::diagnostics::SecureDiagnosticsServer> secure;
-  if (diagnostics_enabled && insecure_diagnostics) {
-    insecure = std::make_unique<captf::kube::DiagnosticsServer>(diagnostics_address, &mgr.metrics(),
-                                                                logger);
+  if (diagnostics_enabled && flags.insecure_diagnostics) {
+    insecure = std::make_unique<captf::kube::DiagnosticsServer>(flags.diagnostics_address,
+                                                                &mgr.metrics(), logger);
     if (absl::Status s = insecure->start(); !s.ok()) {
       logger->error("cannot start the diagnostics server error=\"{}\"", std::string(s.message()));
       return 1;
@@ -456,7 +301,7 @@ int run(int argc, char** argv) {
       return;
     }
     logger->info("stopping, waiting for in-flight reconciles signal={} gracePeriod={}", received,
-                 graceful_shutdown_timeout);
+                 flags.graceful_shutdown_timeout);
     stop.request_stop();
     sigwait(&signals, &received);
     if (stopped.load()) {

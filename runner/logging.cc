@@ -44,11 +44,17 @@ double epochSeconds() {
   return std::chrono::duration<double>(now).count();
 }
 
-// Routes info and below to one sink and warnings and above to another.
+// Routes each line to the stream contract::logStream names.
 class SplitSink final : public spdlog::sinks::sink {
 public:
+  explicit SplitSink(LogFormat format) : format_(format) {}
   void log(const spdlog::details::log_msg& message) override {
-    if (message.level >= spdlog::level::warn) {
+    const contract::LogSeverity severity =
+        message.level >= spdlog::level::err    ? contract::LogSeverity::kError
+        : message.level == spdlog::level::warn ? contract::LogSeverity::kWarning
+                                               : contract::LogSeverity::kInfo;
+    if (contract::logStream(format_, severity, contract::SplitStream::kOn) ==
+        contract::LogStream::kStderr) {
       errors_.log(message);
     } else {
       infos_.log(message);
@@ -68,6 +74,7 @@ public:
   }
 
 private:
+  LogFormat format_;
   spdlog::sinks::stdout_sink_st infos_;
   spdlog::sinks::stderr_sink_st errors_;
 };
@@ -127,10 +134,10 @@ void Log::verbose(int level, std::string_view message, std::initializer_list<Log
   write(spdlog::level::info, 'I', level, message, fields);
 }
 
-std::shared_ptr<spdlog::logger> makeStderrLogger(bool split_stream) {
+std::shared_ptr<spdlog::logger> makeStderrLogger(LogFormat format, contract::SplitStream split) {
   spdlog::sink_ptr sink;
-  if (split_stream) {
-    sink = std::make_shared<SplitSink>();
+  if (split == contract::SplitStream::kOn) {
+    sink = std::make_shared<SplitSink>(format);
   } else {
     sink = std::make_shared<spdlog::sinks::stderr_sink_st>();
   }

@@ -14,9 +14,11 @@
 
 #include <spdlog/logger.h>
 
+#include "contract/logging.h"
+
 namespace captf::runner {
 
-enum class LogFormat { kText, kJson };
+using contract::LogFormat;
 
 struct LogField {
   LogField(std::string_view k, std::string_view v) : key(k), value(std::string(v)) {}
@@ -55,9 +57,10 @@ private:
   int verbosity_;
 };
 
-// A logger writing to stderr, or with `split_stream` info lines to stdout
-// and warnings and errors to stderr. Lines are flushed as written: the
+// A logger writing to stderr, or with `split` each line to the stream
+// contract::logStream names for `format` (the manager's rule: text warnings
+// and errors to stderr, JSON errors only). Lines are flushed as written: the
 // runner logs little, and a killed pod must not lose its last lines.
-std::shared_ptr<spdlog::logger> makeStderrLogger(bool split_stream);
+std::shared_ptr<spdlog::logger> makeStderrLogger(LogFormat format, contract::SplitStream split);
 
 } // namespace captf::runner

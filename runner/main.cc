@@ -153,7 +153,9 @@ int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
   const ParsedCommandLine parsed = parseCommandLine(args);
   const Invocation& invocation = parsed.invocation;
-  Log log(makeStderrLogger(invocation.logging.splitStream()), invocation.logging.format,
+  using captf::contract::SplitStream;
+  const SplitStream split = invocation.logging.splitStream() ? SplitStream::kOn : SplitStream::kOff;
+  Log log(makeStderrLogger(invocation.logging.format, split), invocation.logging.format,
           invocation.logging.verbosity);
 
   if (!parsed.status.ok()) {

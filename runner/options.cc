@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "contract/git_source.h"
+#include "contract/logging.h"
 #include "contract/result.h"
 #include "contract/strings.h"
 
@@ -86,38 +87,12 @@ absl::Status setDuration(std::string_view flag, std::string_view value, absl::Du
 
 // A Kubernetes quantity of bytes ("0", "64Ki", "1M").
 absl::Status setQuantity(std::string_view flag, std::string_view value, std::int64_t& out) {
-  std::size_t digits = 0;
-  while (digits < value.size() && std::isdigit(static_cast<unsigned char>(value[digits])) != 0) {
-    ++digits;
-  }
-  const auto number = parseInt(value.substr(0, digits));
-  const std::string_view suffix = value.substr(digits);
-  struct Suffix {
-    std::string_view text;
-    std::int64_t factor;
-  };
-  static constexpr std::array<Suffix, 13> kSuffixes = {{
-      {"", 1},
-      {"k", 1000},
-      {"M", 1000 * 1000},
-      {"G", 1000LL * 1000 * 1000},
-      {"T", 1000LL * 1000 * 1000 * 1000},
-      {"P", 1000LL * 1000 * 1000 * 1000 * 1000},
-      {"E", 1000LL * 1000 * 1000 * 1000 * 1000 * 1000},
-      {"Ki", 1LL << 10},
-      {"Mi", 1LL << 20},
-      {"Gi", 1LL << 30},
-      {"Ti", 1LL << 40},
-      {"Pi", 1LL << 50},
-      {"Ei", 1LL << 60},
-  }};
-  const auto found = std::find_if(kSuffixes.begin(), kSuffixes.end(),
-                                  [suffix](const Suffix& s) { return s.text == suffix; });
-  if (!number || found == kSuffixes.end() ||
-      *number > std::numeric_limits<std::int64_t>::max() / found->factor) {
+  // The manager reads its buffer sizes with the same parser (contract/logging.h).
+  const std::optional<std::int64_t> bytes = contract::parseByteQuantity(value);
+  if (!bytes) {
     return badValue(flag, value, "want a non-negative quantity such as 0, 64Ki or 1M");
   }
-  out = *number * found->factor;
+  out = *bytes;
   return absl::OkStatus();
 }
 

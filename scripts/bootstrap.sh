@@ -15,12 +15,16 @@ PKGS=(
   nlohmann-json3-dev libgit2-dev libspdlog-dev libfmt-dev libssl-dev
   libboost-dev libyaml-cpp-dev libcli11-dev libzstd-dev zlib1g-dev libarchive-dev
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
+  # the tests validate contract/schemas/ with a third-party JSON Schema validator
+  libvalijson-dev
   # the rig: sandboxed pods and a local OCI registry
   bubblewrap docker-registry
   # pod networks: ip (netns, addresses) and nsenter (docs/decisions/rig-pod-network.md)
   iproute2 util-linux
   # the rig's Git server over SSH runs its own sshd (test/rig/README.md)
   openssh-server
+  # the docs site's MkDocs venv (scripts/docs.sh, docs/decisions/docs-site.md)
+  python3 python3-venv
 )
 # .clang-format uses InsertBraces (clang-format >= 15); bookworm's default is 14.
 link_clang_format() {

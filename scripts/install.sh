@@ -11,10 +11,10 @@
 #      --bootstrap - --control-plane - --wait-providers
 #
 #   scripts/install.sh --kubeconfig FILE --registry HOST:PORT --out DIR
-#                      [--version vX.Y.Z] [--manager BIN --runner BIN --lint BIN]
+#                      [--version vX.Y.Z] [--manager BIN --runner BIN --lint BIN] [--dynamic-ok]
 #
-# --version/--manager/--runner/--lint go to scripts/release.sh. The last line
-# printed is "installed: cluster-api VERSION, terraform VERSION".
+# --version/--manager/--runner/--lint/--dynamic-ok go to scripts/release.sh.
+# The last line printed is "installed: cluster-api VERSION, terraform VERSION".
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 START=$SECONDS
@@ -30,6 +30,7 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift 2 ;;
     --version) version=$2; shift 2 ;;
     --manager|--runner|--lint) release_args+=("$1" "$2"); shift 2 ;;
+    --dynamic-ok) release_args+=("$1"); shift ;;
     *) die "unknown argument $1 (see the header of $0)" ;;
   esac
 done

@@ -8,8 +8,9 @@
 #   scripts/quickstart.sh down      stop the control plane, forget everything
 # State lives in $CAPTF_QUICKSTART_DIR (default ~/.cache/captf-quickstart);
 # --rig-dir DIR uses a rig already up there instead of its own (tests).
-# --manager/--runner/--lint take binaries already built; by default
-# scripts/release.sh builds them with the release presets.
+# --manager/--runner/--lint take binaries already built (--dynamic-ok: a
+# dynamic manager, the tests'); by default scripts/release.sh builds them
+# with the release-static preset.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 START=$SECONDS
@@ -23,6 +24,7 @@ cmd=up release_args=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --manager|--runner|--lint) release_args+=("$1" "$2"); shift 2 ;;
+    --dynamic-ok) release_args+=("$1"); shift ;;
     --rig-dir) RIG=$2; shift 2 ;;
     *) die "unknown argument $1 (see the header of $0)" ;;
   esac
@@ -113,8 +115,10 @@ The management cluster is up; kubectl and clusterctl talk to it with
 Try next:
   scale:    \$CAPTF_RIG_KUBECTL -n $NS scale machinedeployment $CLUSTER-md-0 --replicas 3
   watch:    \$CAPTF_RIG_KUBECTL -n $NS get terraformmachines -w
-  drift:    \$CAPTF_RIG_KUBECTL -n $NS annotate terraformcluster $CLUSTER captf.io/refresh=now --overwrite
-  approve:  set spec.approval on a TerraformCluster, then see its plan in status (docs/)
+  drift:    checks run every spec.drift.intervalSeconds (default 30m; there is no run-now annotation):
+            \$CAPTF_RIG_KUBECTL -n $NS patch terraformcluster $CLUSTER --type merge -p '{"spec":{"drift":{"intervalSeconds":60}}}'
+            then see its DriftDetected condition (docs/user-guide.md)
+  approve:  set spec.applyPolicy: Manual, then approve status.plan.planHash with the captf.io/approve-plan annotation
   delete:   \$CAPTF_RIG_KUBECTL -n $NS delete cluster.cluster.x-k8s.io $CLUSTER
   tear down everything: scripts/quickstart.sh down
 EOF

@@ -2,7 +2,7 @@
 # The whole test suite, as CI runs it: installs what is missing, builds the
 # rig's components (once per version, cached under ~/.cache/captf-rig), checks
 # the format of every C++ file, builds the project with the dev preset
-# (ASan + UBSan, -Werror) and runs every tier.
+# (ASan + UBSan, -Werror), makes the docs site's MkDocs venv and runs every tier.
 #   scripts/test.sh                 every tier
 #   scripts/test.sh -L unit         any extra arguments go to ctest
 set -euo pipefail
@@ -36,6 +36,8 @@ if ! wait "$rig_pid"; then
   exit 1
 fi
 cat "$rig_log"
+stage "docs: the MkDocs venv (captf_docs_site needs it)"
+bash scripts/docs.sh --venv
 stage "test: ctest"
 ctest --preset dev -j2 "$@"
 stage "done"

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "absl/status/status.h"
+#include "contract/status_macros.h"
 #include "manager/api/codec.h"
 #include "manager/api/keys.h"
 #include "webhooks/validators.h"
@@ -149,16 +150,10 @@ absl::Status parseUserInfo(const json& v, std::string_view path, UserInfo& out) 
   if (!v.is_object()) {
     return shapeError(path, "object");
   }
-  if (absl::Status s = optString(v, "username", path, out.username); !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = optString(v, "uid", path, out.uid); !s.ok()) {
-    return s;
-  }
+  CAPTF_RETURN_IF_ERROR(optString(v, "username", path, out.username));
+  CAPTF_RETURN_IF_ERROR(optString(v, "uid", path, out.uid));
   if (const auto g = v.find("groups"); g != v.end()) {
-    if (absl::Status s = stringList(*g, fmt::format("{}.groups", path), out.groups); !s.ok()) {
-      return s;
-    }
+    CAPTF_RETURN_IF_ERROR(stringList(*g, fmt::format("{}.groups", path), out.groups));
   }
   if (const auto e = v.find("extra"); e != v.end() && !e->is_null()) {
     if (!e->is_object()) {
@@ -166,10 +161,7 @@ absl::Status parseUserInfo(const json& v, std::string_view path, UserInfo& out) 
     }
     for (const auto& [k, values] : e->items()) {
       std::vector<std::string> list;
-      if (absl::Status s = stringList(values, fmt::format("{}.extra[{}]", path, k), list);
-          !s.ok()) {
-        return s;
-      }
+      CAPTF_RETURN_IF_ERROR(stringList(values, fmt::format("{}.extra[{}]", path, k), list));
       out.extra.emplace(k, std::move(list));
     }
   }
@@ -182,12 +174,8 @@ absl::StatusOr<AdmissionRequest> admissionRequestFromJson(const json& review) {
   }
   std::string api_version;
   std::string kind;
-  if (absl::Status s = optString(review, "apiVersion", "<root>", api_version); !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = optString(review, "kind", "<root>", kind); !s.ok()) {
-    return s;
-  }
+  CAPTF_RETURN_IF_ERROR(optString(review, "apiVersion", "<root>", api_version));
+  CAPTF_RETURN_IF_ERROR(optString(review, "kind", "<root>", kind));
   if (api_version != "admission.k8s.io/v1" || kind != "AdmissionReview") {
     return absl::InvalidArgumentError(
         fmt::format("expected an admission.k8s.io/v1 AdmissionReview, got apiVersion {} kind {}",
@@ -199,9 +187,7 @@ absl::StatusOr<AdmissionRequest> admissionRequestFromJson(const json& review) {
   }
   const json& req = *req_it;
   AdmissionRequest out;
-  if (absl::Status s = optString(req, "uid", "request", out.uid); !s.ok()) {
-    return s;
-  }
+  CAPTF_RETURN_IF_ERROR(optString(req, "uid", "request", out.uid));
   if (out.uid.empty()) {
     return absl::InvalidArgumentError("request.uid: must be a non-empty string");
   }
@@ -211,20 +197,14 @@ absl::StatusOr<AdmissionRequest> admissionRequestFromJson(const json& review) {
   }
   for (auto [key, dst] : {std::pair{"group", &out.group}, std::pair{"version", &out.version},
                           std::pair{"kind", &out.kind}}) {
-    if (absl::Status s = optString(*kind_it, key, "request.kind", *dst); !s.ok()) {
-      return s;
-    }
+    CAPTF_RETURN_IF_ERROR(optString(*kind_it, key, "request.kind", *dst));
   }
   for (auto [key, dst] : {std::pair{"subResource", &out.sub_resource}, std::pair{"name", &out.name},
                           std::pair{"namespace", &out.namespace_}}) {
-    if (absl::Status s = optString(req, key, "request", *dst); !s.ok()) {
-      return s;
-    }
+    CAPTF_RETURN_IF_ERROR(optString(req, key, "request", *dst));
   }
   std::string op;
-  if (absl::Status s = optString(req, "operation", "request", op); !s.ok()) {
-    return s;
-  }
+  CAPTF_RETURN_IF_ERROR(optString(req, "operation", "request", op));
   if (op == "CREATE") {
     out.operation = AdmissionOperation::kCreate;
   } else if (op == "UPDATE") {
@@ -239,16 +219,10 @@ absl::StatusOr<AdmissionRequest> admissionRequestFromJson(const json& review) {
         quote(op)));
   }
   if (const auto u = req.find("userInfo"); u != req.end()) {
-    if (absl::Status s = parseUserInfo(*u, "request.userInfo", out.user_info); !s.ok()) {
-      return s;
-    }
+    CAPTF_RETURN_IF_ERROR(parseUserInfo(*u, "request.userInfo", out.user_info));
   }
-  if (absl::Status s = objectFrom(req, "object", out.object); !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = objectFrom(req, "oldObject", out.old_object); !s.ok()) {
-    return s;
-  }
+  CAPTF_RETURN_IF_ERROR(objectFrom(req, "object", out.object));
+  CAPTF_RETURN_IF_ERROR(objectFrom(req, "oldObject", out.old_object));
   if (const auto d = req.find("dryRun"); d != req.end() && !d->is_null()) {
     if (!d->is_boolean()) {
       return shapeError("request.dryRun", "boolean");

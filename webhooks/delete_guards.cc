@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "absl/status/status.h"
+#include "contract/status_macros.h"
 #include "manager/api/keys.h"
 
 namespace captf::webhooks {
@@ -92,9 +93,7 @@ std::optional<std::string> clusterFallbackIdentity(const api::ObjectMeta& meta,
 } // namespace
 
 absl::StatusOr<OwnerMachine> ownerMachineFromJson(const nlohmann::json& machine) {
-  if (absl::Status s = requireObject(machine, "Machine"); !s.ok()) {
-    return s;
-  }
+  CAPTF_RETURN_IF_ERROR(requireObject(machine, "Machine"));
   OwnerMachine m;
   m.name = stringAt(machine, {"metadata", "name"});
   m.uid = stringAt(machine, {"metadata", "uid"});
@@ -105,9 +104,7 @@ absl::StatusOr<OwnerMachine> ownerMachineFromJson(const nlohmann::json& machine)
 }
 
 absl::StatusOr<ClusterInfo> clusterInfoFromJson(const nlohmann::json& cluster) {
-  if (absl::Status s = requireObject(cluster, "Cluster"); !s.ok()) {
-    return s;
-  }
+  CAPTF_RETURN_IF_ERROR(requireObject(cluster, "Cluster"));
   ClusterInfo c;
   c.namespace_ = stringAt(cluster, {"metadata", "namespace"});
   c.name = stringAt(cluster, {"metadata", "name"});

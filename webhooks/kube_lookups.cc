@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "contract/status_macros.h"
 #include "manager/api/codec.h"
 #include "manager/api/keys.h"
 #include "manager/kube/errors.h"
@@ -88,16 +89,9 @@ KubeAdmissionLookups::getCluster(std::string_view namespace_name, std::string_vi
 
 absl::StatusOr<IdentityUsageSnapshot> KubeAdmissionLookups::identityUsage() {
   IdentityUsageSnapshot snapshot;
-  if (absl::Status s = decodeAll(reader_, api::kKindTerraformCluster, snapshot.clusters); !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = decodeAll(reader_, api::kKindTerraformMachine, snapshot.machines); !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = decodeAll(reader_, api::kKindTerraformMachinePool, snapshot.pools);
-      !s.ok()) {
-    return s;
-  }
+  CAPTF_RETURN_IF_ERROR(decodeAll(reader_, api::kKindTerraformCluster, snapshot.clusters));
+  CAPTF_RETURN_IF_ERROR(decodeAll(reader_, api::kKindTerraformMachine, snapshot.machines));
+  CAPTF_RETURN_IF_ERROR(decodeAll(reader_, api::kKindTerraformMachinePool, snapshot.pools));
   absl::StatusOr<std::vector<nlohmann::json>> clusters =
       listEverywhere(reader_, clusterApiKind("Cluster"));
   if (!clusters.ok()) {

@@ -3,10 +3,9 @@
 #include <algorithm>
 #include <cctype>
 
-#include <yaml-cpp/yaml.h>
-
 #include "contract/digest.h"
 #include "manager/api/keys.h"
+#include "manager/api/yaml.h"
 
 namespace captf::webhooks {
 namespace {
@@ -61,42 +60,6 @@ json configuration(std::string_view name, json annotations, json webhooks) {
           {"webhooks", std::move(webhooks)}};
 }
 
-void emit(YAML::Emitter& out, const json& v) {
-  switch (v.type()) {
-  case json::value_t::object:
-    out << YAML::BeginMap;
-    for (const auto& [k, item] : v.items()) {
-      out << YAML::Key << k << YAML::Value;
-      emit(out, item);
-    }
-    out << YAML::EndMap;
-    break;
-  case json::value_t::array:
-    out << YAML::BeginSeq;
-    for (const json& item : v) {
-      emit(out, item);
-    }
-    out << YAML::EndSeq;
-    break;
-  case json::value_t::string:
-    out << YAML::DoubleQuoted << v.get<std::string>();
-    break;
-  case json::value_t::boolean:
-    out << v.get<bool>();
-    break;
-  case json::value_t::number_integer:
-  case json::value_t::number_unsigned:
-    out << v.get<int64_t>();
-    break;
-  case json::value_t::number_float:
-    out << v.get<double>();
-    break;
-  default:
-    out << YAML::Null;
-    break;
-  }
-}
-
 } // namespace
 
 const std::vector<WebhookRegistration>& webhookRegistrations() {
@@ -145,12 +108,7 @@ json validatingWebhookConfiguration(const UrlClientConfig& url, std::string_view
 }
 
 std::string toYaml(const json& doc) {
-  YAML::Emitter out;
-  out.SetIndent(2);
-  out.SetSeqFormat(YAML::Block);
-  out.SetMapFormat(YAML::Block);
-  emit(out, doc);
-  return std::string(out.c_str()) + "\n";
+  return api::toYaml(doc, api::YamlStrings::kDoubleQuoted);
 }
 
 } // namespace captf::webhooks

@@ -18,6 +18,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "bench/reports/bench_support.h"
 #include "contract/report.h"
 #include "manager/api/keys.h"
 #include "manager/kube/metrics.h"
@@ -32,21 +33,8 @@ using nlohmann::json;
 
 constexpr char kToken[] = "bench-token-0123456789abcdef0123456789abcdef0123456789abcdef0123";
 
-class CountingEvents final : public captf::kube::EventRecorder {
-public:
-  void event(const json&, captf::kube::EventType, std::string_view, std::string_view,
-             std::string_view) override {
-    count.fetch_add(1, std::memory_order_relaxed);
-  }
-  std::atomic<long> count{0};
-};
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using captf::bench::CountingEvents;
+using captf::bench::slurp;
 
 int serve(const std::string& dir) {
   CountingEvents events;

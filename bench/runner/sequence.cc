@@ -9,8 +9,14 @@
 // then times `runner copy`. Prints one JSON object per measurement and a
 // final {"summary": ...} line.
 //
+// With --compare reports the two alternating turns are both the runner's
+// apply: once with run reports off and once streaming them to the report
+// server at --report-address (the token and CA in the per-run Secret, as
+// the manager provides them), so the summary is the cost of reporting.
+//
 //   sequence --iterations N --namespace NS --mode machine|cluster
 //            --inputs-hash H (cluster) --labels HCL
+//            [--compare hand|reports --report-address A --event-object O --job-name J]
 //
 // Static, no dependencies beyond libc++/libstdc++ (it runs in the module
 // image's filesystem).
@@ -49,6 +55,10 @@ struct Options {
   std::string mode = "machine";
   std::string inputs_hash;
   std::string labels;
+  std::string compare = "hand";
+  std::string report_address;
+  std::string event_object;
+  std::string job_name;
 };
 
 struct Measure {
@@ -218,15 +228,22 @@ Measure hand(const Options& o, int i) {
   return m;
 }
 
-Measure runner(const Options& o, int i, long* runner_self_rss_kib) {
+// `reporting`: the runner streams its run reports to o.report_address.
+Measure runner(const Options& o, int i, long* runner_self_rss_kib, bool reporting = false) {
   cleanWork();
-  const std::string scratch = "/tmp/runner-" + std::to_string(i);
+  const std::string scratch = "/tmp/runner-" + std::to_string(i) + (reporting ? "-on" : "");
   std::vector<std::string> argv = {"/captf/bin/runner",   "run",
                                    "--op=apply",          "--result=" + scratch + ".result",
                                    "--lock-timeout=300s", "--stop-timeout=570s",
                                    "--image=bench"};
-  for (const std::string& b : backendArgs(o, "runner-" + std::to_string(i))) {
+  for (const std::string& b :
+       backendArgs(o, "runner-" + std::to_string(i) + (reporting ? "-on" : ""))) {
     argv.push_back("--backend-config=" + b);
+  }
+  if (reporting) {
+    argv.push_back("--report-address=" + o.report_address);
+    argv.push_back("--event-object=" + o.event_object);
+    argv.push_back("--job-name=" + o.job_name);
   }
   if (o.mode == "cluster") {
     argv.push_back("--guard-deletes");
@@ -270,6 +287,42 @@ double mean(const std::vector<double>& v) {
   return v.empty() ? 0 : sum / static_cast<double>(v.size());
 }
 
+// Reporting off against on, alternating which goes first.
+int compareReports(const Options& o) {
+  std::vector<double> off_s;
+  std::vector<double> on_s;
+  std::vector<double> paired_ratio;
+  std::vector<double> off_overhead_ms;
+  std::vector<double> on_overhead_ms;
+  long off_self = 0;
+  long on_self = 0;
+  int failures = 0;
+  for (int i = 0; i < o.iterations; ++i) {
+    for (int k = 0; k < 2; ++k) {
+      const bool on = (i + k) % 2 == 1;
+      const Measure m = runner(o, i, on ? &on_self : &off_self, on);
+      failures += m.exit_code != 0 ? 1 : 0;
+      (on ? on_s : off_s).push_back(m.seconds);
+      if (m.runner_overhead_ms >= 0) {
+        (on ? on_overhead_ms : off_overhead_ms).push_back(m.runner_overhead_ms);
+      }
+      std::printf("{\"iteration\":%d,\"what\":\"%s\",\"seconds\":%.4f,\"exit\":%d}\n", i,
+                  on ? "reportsOn" : "reportsOff", m.seconds, m.exit_code);
+      std::fflush(stdout);
+    }
+    paired_ratio.push_back(on_s.back() / off_s.back());
+  }
+  std::printf("{\"summary\":{\"mode\":\"%s\",\"compare\":\"reports\",\"iterations\":%d,"
+              "\"failures\":%d,\"offMedianSeconds\":%.4f,\"onMedianSeconds\":%.4f,"
+              "\"wallRatioMedian\":%.4f,\"pairedRatioMedian\":%.4f,"
+              "\"offRunnerOverheadMedianMs\":%.1f,\"onRunnerOverheadMedianMs\":%.1f,"
+              "\"offRunnerOwnPeakRssKiB\":%ld,\"onRunnerOwnPeakRssKiB\":%ld}}\n",
+              o.mode.c_str(), o.iterations, failures, median(off_s), median(on_s),
+              median(on_s) / median(off_s), median(paired_ratio), median(off_overhead_ms),
+              median(on_overhead_ms), off_self, on_self);
+  return failures == 0 ? 0 : 1;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -287,7 +340,18 @@ int main(int argc, char** argv) {
       o.inputs_hash = value;
     } else if (flag == "--labels") {
       o.labels = value;
+    } else if (flag == "--compare") {
+      o.compare = value;
+    } else if (flag == "--report-address") {
+      o.report_address = value;
+    } else if (flag == "--event-object") {
+      o.event_object = value;
+    } else if (flag == "--job-name") {
+      o.job_name = value;
     }
+  }
+  if (o.compare == "reports") {
+    return compareReports(o);
   }
   std::vector<double> hand_s;
   std::vector<double> runner_s;

@@ -9,9 +9,13 @@
 
 #include "absl/strings/ascii.h"
 #include "contract/image_labels.h"
-#include "lint/strings.h"
+#include "contract/strings.h"
 
 namespace captf::lint {
+
+using contract::strAppend;
+using contract::strCat;
+
 namespace {
 
 using oci::Node;
@@ -44,7 +48,7 @@ std::string describeUser(const ImageUser& user, std::string_view text) {
   if (user.kind == ImageUser::Kind::kRoot) {
     return "root";
   }
-  return concat("\"", text, "\"");
+  return strCat("\"", text, "\"");
 }
 
 std::optional<std::string> label(const oci::ImageConfig& config, std::string_view key) {
@@ -71,7 +75,7 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
 
 // "linux_amd64": the provider target of a platform.
 std::string target(const oci::Platform& p) {
-  return concat(p.os, "_", p.architecture);
+  return strCat(p.os, "_", p.architecture);
 }
 
 bool isTargetName(std::string_view name) {
@@ -93,7 +97,7 @@ bool isPackedName(std::string_view name) {
   }
   const std::string_view stem = name.substr(kPrefix.size(), name.size() - kPrefix.size() - 4);
   const std::vector<std::string_view> parts = split(stem, '_');
-  return parts.size() >= 4 && isTargetName(concat(parts[parts.size() - 2], "_", parts.back()));
+  return parts.size() >= 4 && isTargetName(strCat(parts[parts.size() - 2], "_", parts.back()));
 }
 
 bool validNodeInfo(std::string_view text, std::string& why) {
@@ -195,7 +199,7 @@ void checkRuntime(const ImageCheckInput& in, std::vector<Finding>& out) {
     target = fs.stat(kRuntimePath, &resolved);
     if (target == nullptr) {
       out.push_back(finding("image/runtime-present", Severity::kError, file,
-                            concat("/captf/runtime is a ",
+                            strCat("/captf/runtime is a ",
                                    node->type == NodeType::kSymlink ? "symlink" : "hard link",
                                    " to ", node->link, ", which is not in the image")));
       return;
@@ -204,7 +208,7 @@ void checkRuntime(const ImageCheckInput& in, std::vector<Finding>& out) {
   if (target->type != NodeType::kFile) {
     out.push_back(finding("image/runtime-present", Severity::kError, file,
                           resolved == file ? std::string("/captf/runtime is not a regular file")
-                                           : concat("/captf/runtime resolves to ", resolved,
+                                           : strCat("/captf/runtime resolves to ", resolved,
                                                     ", which is not a regular file")));
     return;
   }
@@ -212,7 +216,7 @@ void checkRuntime(const ImageCheckInput& in, std::vector<Finding>& out) {
   if (!permits(*target, user, 1)) {
     out.push_back(finding(
         "image/runtime-present", Severity::kError, file,
-        concat("/captf/runtime", resolved == file ? std::string() : concat(" (", resolved, ")"),
+        strCat("/captf/runtime", resolved == file ? std::string() : strCat(" (", resolved, ")"),
                " is not executable by user ", describeUser(user, in.config->user), " (mode ",
                octal(target->mode), ", owner ", target->uid, ":", target->gid, ")")));
   }
@@ -235,7 +239,7 @@ void checkRuntime(const ImageCheckInput& in, std::vector<Finding>& out) {
   if (*runtime != actual) {
     out.push_back(
         finding("image/runtime-version", Severity::kWarning, file,
-                concat("label io.captf.runtime is \"", *runtime, "\", but /captf/runtime is ",
+                strCat("label io.captf.runtime is \"", *runtime, "\", but /captf/runtime is ",
                        resolved == file ? "" : "a link to ", resolved == file ? name : resolved,
                        ", which looks like ", actual)));
   }
@@ -302,7 +306,7 @@ void checkProviders(const ImageCheckInput& in, std::vector<Finding>& out) {
     if (!layout_ok) {
       out.push_back(finding(
           "image/providers-layout", Severity::kError, path,
-          concat(path,
+          strCat(path,
                  " is neither a packed provider "
                  "(HOST/NAMESPACE/TYPE/terraform-provider-TYPE_VERSION_OS_ARCH.zip or *.json) "
                  "nor part of an unpacked one (HOST/NAMESPACE/TYPE/VERSION/OS_ARCH/)")));
@@ -315,11 +319,11 @@ void checkProviders(const ImageCheckInput& in, std::vector<Finding>& out) {
       if (effective == nullptr) {
         complete.push_back(finding(
             "image/providers-complete", Severity::kError, path,
-            concat(path, " is a symlink to ", node.link, ", which does not exist in the image")));
+            strCat(path, " is a symlink to ", node.link, ", which does not exist in the image")));
       } else if ((expect == "a directory" && !is_dir) || (expect == "a regular file" && !is_file)) {
         complete.push_back(
             finding("image/providers-complete", Severity::kError, path,
-                    concat(path, " is a symlink to ", node.link, ", which is not ", expect)));
+                    strCat(path, " is a symlink to ", node.link, ", which is not ", expect)));
       }
     }
   }
@@ -346,13 +350,13 @@ void checkProviders(const ImageCheckInput& in, std::vector<Finding>& out) {
         }
         std::vector<std::string_view> parts = split(source, '/');
         if (parts.size() == 1) {
-          source = concat("hashicorp/", source);
+          source = strCat("hashicorp/", source);
           parts = split(source, '/');
         }
         std::vector<std::string> candidates;
         if (parts.size() == 2) {
           for (const std::string& host : hosts) {
-            candidates.push_back(concat(host, "/", source));
+            candidates.push_back(strCat(host, "/", source));
           }
         } else if (parts.size() == 3) {
           candidates.push_back(source);
@@ -367,7 +371,7 @@ void checkProviders(const ImageCheckInput& in, std::vector<Finding>& out) {
     for (const auto& [display, candidates] : wanted) {
       bool found = false;
       for (const std::string& candidate : candidates) {
-        const std::string dir = concat(kProvidersDir, "/", candidate);
+        const std::string dir = strCat(kProvidersDir, "/", candidate);
         const std::string type = candidate.substr(candidate.rfind('/') + 1);
         for (const std::string& path : fs.under(dir)) {
           const std::string rel = relativeTo(path, dir);
@@ -377,8 +381,8 @@ void checkProviders(const ImageCheckInput& in, std::vector<Finding>& out) {
             continue;
           }
           if (parts.size() == 1 && node->type == NodeType::kFile && isPackedName(parts[0]) &&
-              parts[0].starts_with(concat("terraform-provider-", type, "_")) &&
-              parts[0].ends_with(concat("_", want_target, ".zip"))) {
+              parts[0].starts_with(strCat("terraform-provider-", type, "_")) &&
+              parts[0].ends_with(strCat("_", want_target, ".zip"))) {
             found = true;
           } else if (parts.size() == 2 && parts[1] == want_target && node->type == NodeType::kDir) {
             found = true;
@@ -394,7 +398,7 @@ void checkProviders(const ImageCheckInput& in, std::vector<Finding>& out) {
       if (!found) {
         complete.push_back(
             finding("image/providers-complete", Severity::kError, std::string(kProvidersDir),
-                    concat("provider ", display,
+                    strCat("provider ", display,
                            " is required by the module but /captf/providers has no ", want_target,
                            " package for it: init fails, because the mirror is the only "
                            "installation source")));
@@ -425,7 +429,7 @@ void checkReservedPaths(const ImageCheckInput& in, std::vector<Finding>& out) {
     if (count > 0) {
       out.push_back(finding(
           "image/reserved-paths", Severity::kError, std::string(r.dir),
-          concat(r.dir, " holds ", count, count == 1 ? " file or link" : " files or links",
+          strCat(r.dir, " holds ", count, count == 1 ? " file or link" : " files or links",
                  ": the Job mounts ", r.mount, " there, so they are shadowed at run time")));
     }
   }
@@ -435,19 +439,19 @@ void checkLabels(const ImageCheckInput& in, std::vector<Finding>& out) {
   const oci::ImageConfig& config = *in.config;
   if (const auto role = label(config, kLabelRole); !role) {
     out.push_back(finding("image/label-role", Severity::kInfo, "",
-                          concat("label io.captf.role is not set; set it to \"", in.role, "\"")));
+                          strCat("label io.captf.role is not set; set it to \"", in.role, "\"")));
   } else if (*role != in.role) {
     out.push_back(finding("image/label-role", Severity::kError, "",
-                          concat("label io.captf.role is \"", *role,
+                          strCat("label io.captf.role is \"", *role,
                                  "\", but the image is checked as role ", in.role)));
   }
   if (const auto contract = label(config, kLabelContract); !contract) {
     out.push_back(
         finding("image/label-contract", Severity::kInfo, "",
-                concat("label io.captf.contract is not set; set it to \"", in.contract, "\"")));
+                strCat("label io.captf.contract is not set; set it to \"", in.contract, "\"")));
   } else if (*contract != in.contract) {
     out.push_back(finding("image/label-contract", Severity::kWarning, "",
-                          concat("label io.captf.contract is \"", *contract,
+                          strCat("label io.captf.contract is \"", *contract,
                                  "\", but the image is checked against contract ", in.contract)));
   }
   const auto capacity = label(config, kLabelCapacity);
@@ -455,7 +459,7 @@ void checkLabels(const ImageCheckInput& in, std::vector<Finding>& out) {
   if (in.role != "machine") {
     if (capacity || node_info) {
       out.push_back(finding("image/label-capacity", Severity::kInfo, "",
-                            concat("labels io.captf.capacity and io.captf.node-info are read for "
+                            strCat("labels io.captf.capacity and io.captf.node-info are read for "
                                    "the machine role only; role ",
                                    in.role, " ignores them")));
     }
@@ -472,13 +476,13 @@ void checkLabels(const ImageCheckInput& in, std::vector<Finding>& out) {
   if (capacity && !validCapacity(*capacity, why)) {
     out.push_back(
         finding("image/label-capacity", Severity::kError, "",
-                concat("label io.captf.capacity is invalid: ", why,
+                strCat("label io.captf.capacity is invalid: ", why,
                        "; want a JSON object such as {\"cpu\":\"4\",\"memory\":\"16Gi\"}")));
   }
   if (node_info && !validNodeInfo(*node_info, why)) {
     out.push_back(finding(
         "image/label-capacity", Severity::kError, "",
-        concat("label io.captf.node-info is invalid: ", why,
+        strCat("label io.captf.node-info is invalid: ", why,
                "; want a JSON object such as {\"architecture\":\"amd64\",\"operatingSystem\":"
                "\"linux\"}")));
   }
@@ -489,14 +493,14 @@ void checkUser(const ImageCheckInput& in, std::vector<Finding>& out) {
   const ImageUser user = parseImageUser(text);
   if (user.kind == ImageUser::Kind::kRoot) {
     out.push_back(finding("image/user-root", Severity::kWarning, "",
-                          concat("the image runs as root (config.User is \"", text,
+                          strCat("the image runs as root (config.User is \"", text,
                                  "\"): the Pod Security Standards restricted profile requires a "
                                  "non-root user; set USER 65532")));
     return;
   }
   if (user.kind == ImageUser::Kind::kName) {
     out.push_back(finding("image/user-unresolved", Severity::kWarning, "",
-                          concat("config.User \"", text,
+                          strCat("config.User \"", text,
                                  "\" is a name, which lint does not resolve to a uid: permission "
                                  "checks are approximated and image/module-readable is skipped; "
                                  "use a numeric USER such as 65532")));
@@ -530,13 +534,13 @@ void checkUser(const ImageCheckInput& in, std::vector<Finding>& out) {
   std::sort(denied.begin(), denied.end());
   std::string list;
   for (std::size_t i = 0; i < denied.size() && i < kMaxListedPaths; ++i) {
-    append(list, i == 0 ? "" : ", ", denied[i]);
+    strAppend(list, i == 0 ? "" : ", ", denied[i]);
   }
   if (denied.size() > kMaxListedPaths) {
-    append(list, " and ", denied.size() - kMaxListedPaths, " more");
+    strAppend(list, " and ", denied.size() - kMaxListedPaths, " more");
   }
   out.push_back(finding("image/module-readable", Severity::kWarning, denied.front(),
-                        concat(denied.size(), denied.size() == 1 ? " path is" : " paths are",
+                        strCat(denied.size(), denied.size() == 1 ? " path is" : " paths are",
                                " not readable (files) or traversable (directories) by user ",
                                user.uid, ": ", list)));
 }
@@ -544,7 +548,7 @@ void checkUser(const ImageCheckInput& in, std::vector<Finding>& out) {
 void checkModuleLinks(const ImageCheckInput& in, std::vector<Finding>& out) {
   for (const oci::LinkProblem& p : in.link_problems) {
     out.push_back(finding("image/module-link", Severity::kError, p.path,
-                          concat(p.path, " ", p.detail,
+                          strCat(p.path, " ", p.detail,
                                  ": only links to regular files or "
                                  "directories inside the module ship")));
   }
@@ -560,10 +564,10 @@ void checkEntrypoint(const ImageCheckInput& in, std::vector<Finding>& out) {
     set = "Entrypoint";
   }
   if (!c.cmd.empty()) {
-    append(set, set.empty() ? "" : " and ", "Cmd");
+    strAppend(set, set.empty() ? "" : " and ", "Cmd");
   }
   out.push_back(finding("image/entrypoint", Severity::kInfo, "",
-                        concat("the image sets ", set,
+                        strCat("the image sets ", set,
                                "; the Job replaces them with /captf/bin/runner run, so they are "
                                "never used")));
 }
@@ -592,7 +596,7 @@ std::optional<Finding> checkCapacityAcrossPlatforms(
     if (other != first) {
       return finding(
           "image/label-capacity", Severity::kWarning, "",
-          concat("label io.captf.capacity differs between platforms: ", images.front().first.str(),
+          strCat("label io.captf.capacity differs between platforms: ", images.front().first.str(),
                  " has ", first.value_or("none"), ", ", images[i].first.str(), " has ",
                  other.value_or("none"), "; a template reports one capacity for every platform"));
     }

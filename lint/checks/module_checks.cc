@@ -6,10 +6,13 @@
 #include <string>
 
 #include "absl/strings/ascii.h"
+#include "contract/strings.h"
 #include "lint/module/type_constraint.h"
-#include "lint/strings.h"
 
 namespace captf::lint {
+
+using contract::strCat;
+
 namespace {
 
 constexpr std::string_view kReservedPrefix = "captf_";
@@ -190,7 +193,7 @@ void checkProviderValue(const ModuleFile& file, std::string_view name, const hcl
       if (literal.has_value() && !literal->empty()) {
         const std::string file_path = file.file.filename;
         out.push_back(finding("module/provider-config", Severity::kWarning, {file_path, line},
-                              concat("provider argument ", name,
+                              strCat("provider argument ", name,
                                      " is a literal: credentials come from the identity, never "
                                      "from the module")));
         return;
@@ -351,7 +354,7 @@ void checkInputs(const LoadedModule& root, const RoleContract& contract,
   for (const ContractInput* in : sorted) {
     if (in->name != kTags && decls.variable(in->name) == nullptr) {
       out.push_back(finding("input/required", Severity::kError, wholeModule(),
-                            concat("contract input ", in->name, " is not declared as a variable")));
+                            strCat("contract input ", in->name, " is not declared as a variable")));
     }
   }
   if (decls.variable(kTags) == nullptr) {
@@ -365,14 +368,14 @@ void checkInputs(const LoadedModule& root, const RoleContract& contract,
     const bool reserved = v.name.starts_with(kReservedPrefix);
     if (in == nullptr && !reserved && !v.has_default) {
       out.push_back(finding("input/user-variable-default", Severity::kWarning, v.location,
-                            concat("variable ", v.name,
+                            strCat("variable ", v.name,
                                    " is not a contract input and has no default: an object that "
                                    "does not set it in spec.variables or variablesFrom fails to "
                                    "apply")));
     }
     if (in == nullptr && reserved && !(v.name == kClusterOutputs && v.has_default)) {
       out.push_back(finding("input/reserved", Severity::kError, v.location,
-                            concat("variable ", v.name,
+                            strCat("variable ", v.name,
                                    " uses the reserved captf_ prefix but is not a contract "
                                    "input")));
     }
@@ -383,7 +386,7 @@ void checkInputs(const LoadedModule& root, const RoleContract& contract,
     if (!v.has_type) {
       out.push_back(
           finding("input/type", Severity::kWarning, v.location,
-                  concat("variable ", v.name, " has no type; the contract passes ", in->type)));
+                  strCat("variable ", v.name, " has no type; the contract passes ", in->type)));
     } else {
       const auto contract_type = parseTypeConstraint(in->type);
       const auto declared = parseTypeConstraint(v.type_text);
@@ -391,11 +394,11 @@ void checkInputs(const LoadedModule& root, const RoleContract& contract,
         const absl::string_view err = declared.status().message();
         out.push_back(
             finding("input/type", Severity::kWarning, v.location,
-                    concat("variable ", v.name, ": cannot check type ", v.type_text, " against ",
+                    strCat("variable ", v.name, ": cannot check type ", v.type_text, " against ",
                            in->type, ": ", std::string_view(err.data(), err.size()))));
       } else if (contract_type.ok() && !compatible(*declared, *contract_type)) {
         out.push_back(finding("input/type", Severity::kError, v.location,
-                              concat("variable ", v.name, " is declared as ", v.type_text,
+                              strCat("variable ", v.name, " is declared as ", v.type_text,
                                      ", which does not accept the contract's ", in->type)));
       }
     }
@@ -406,7 +409,7 @@ void checkInputs(const LoadedModule& root, const RoleContract& contract,
     }
     if (v.has_default && !in->nullable && v.name != kClusterOutputs) {
       out.push_back(finding("input/default", Severity::kWarning, v.location,
-                            concat("contract input ", v.name,
+                            strCat("contract input ", v.name,
                                    " has a default; the controller always sets it, so a default "
                                    "only hides a missing value")));
     }
@@ -434,7 +437,7 @@ void checkOutputs(const LoadedModule& root, const RoleContract& contract,
     }
     if (decls.output(name) == nullptr) {
       out.push_back(finding("output/required", Severity::kError, wholeModule(),
-                            concat("contract output ", name, " is not declared")));
+                            strCat("contract output ", name, " is not declared")));
     }
   }
   if (decls.output(kHealth) == nullptr) {
@@ -444,7 +447,7 @@ void checkOutputs(const LoadedModule& root, const RoleContract& contract,
   for (const Output& o : decls.outputs) {
     if (o.name.starts_with(kReservedPrefix)) {
       out.push_back(finding("output/reserved", Severity::kWarning, o.location,
-                            concat("output ", o.name,
+                            strCat("output ", o.name,
                                    " uses the captf_ prefix, which is reserved for the "
                                    "contract")));
     }
@@ -541,27 +544,27 @@ void checkSourceEscape(const ModuleTree& tree, std::vector<Finding>& out) {
       std::string message;
       switch (p.kind) {
       case SourceProblem::Kind::kCallEscapes:
-        message = concat("module \"", p.name, "\" source \"", p.source,
+        message = strCat("module \"", p.name, "\" source \"", p.source,
                          "\" escapes the module directory; it is never linted and would not "
                          "ship with the module");
         break;
       case SourceProblem::Kind::kCallSymlinkOutside:
         message =
-            concat("module \"", p.name, "\" source \"", p.source, "\" is a symlink to ", p.detail,
+            strCat("module \"", p.name, "\" source \"", p.source, "\" is a symlink to ", p.detail,
                    ", outside the module directory; it is never linted and would not ship "
                    "with the module");
         break;
       case SourceProblem::Kind::kCallUnresolvable:
-        message = concat("module \"", p.name, "\" source \"", p.source,
+        message = strCat("module \"", p.name, "\" source \"", p.source,
                          "\" cannot be resolved: ", p.detail);
         break;
       case SourceProblem::Kind::kFileSymlinkOutside:
-        message = concat("module file ", p.name, " is a symlink to ", p.detail,
+        message = strCat("module file ", p.name, " is a symlink to ", p.detail,
                          ", outside the module directory; it would not ship with the module");
         break;
       case SourceProblem::Kind::kFileUnresolvable:
         message =
-            concat("module file ", p.name, " is a symlink that cannot be resolved: ", p.detail);
+            strCat("module file ", p.name, " is a symlink that cannot be resolved: ", p.detail);
         break;
       }
       out.push_back(finding("module/source-escape", Severity::kError, p.location, message));
@@ -580,20 +583,20 @@ void checkTofuShadow(const LoadedModule& root, std::vector<Finding>& out) {
     const auto it = tf.find(key);
     if (it == tf.end()) {
       out.push_back(finding("module/tofu-shadow", Severity::kWarning, decl.location,
-                            concat(key,
+                            strCat(key,
                                    " is declared only in a .tofu file: Terraform does not "
                                    "see it",
                                    kTail)));
     } else if (it->second.content != decl.content) {
       out.push_back(
           finding("module/tofu-shadow", Severity::kWarning, decl.location,
-                  concat(key, " differs between OpenTofu's files and Terraform's", kTail)));
+                  strCat(key, " differs between OpenTofu's files and Terraform's", kTail)));
     }
   }
   for (const auto& [key, decl] : tf) {
     if (!tofu.contains(key)) {
       out.push_back(finding("module/tofu-shadow", Severity::kWarning, decl.location,
-                            concat(key,
+                            strCat(key,
                                    " is declared for Terraform, but a .tofu file shadows it and "
                                    "OpenTofu does not see it",
                                    kTail)));

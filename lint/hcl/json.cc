@@ -8,10 +8,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "lint/status_macros.h"
-#include "lint/strings.h"
+#include "contract/status_macros.h"
+#include "contract/strings.h"
 
 namespace captf::lint::hcl {
+
+using contract::strCat;
 
 const JsonValue* JsonValue::find(std::string_view key) const {
   const auto it = std::find_if(members.begin(), members.end(),
@@ -152,7 +154,7 @@ public:
     } else if (const std::size_t bracket = what.find("] "); bracket != std::string_view::npos) {
       what.remove_prefix(bracket + 2);
     }
-    return fail(position > 0 ? position - 1 : 0, concat("invalid JSON: ", what));
+    return fail(position > 0 ? position - 1 : 0, strCat("invalid JSON: ", what));
   }
 
   absl::StatusOr<JsonValue> result() {
@@ -217,7 +219,7 @@ private:
   bool open(JsonValue::Type type) {
     if (static_cast<int>(stack_.size()) >= max_depth_) {
       return fail(lastTokenStart(1),
-                  concat("JSON nesting is too deep: more than ", max_depth_, " levels"));
+                  strCat("JSON nesting is too deep: more than ", max_depth_, " levels"));
     }
     stack_.push_back(addValue(type, lastTokenStart(1)));
     return true;
@@ -308,7 +310,7 @@ absl::StatusOr<JsonValue> parseJson(std::string_view source, std::string_view fi
   try {
     ok = nlohmann::json::sax_parse(first, last, &builder);
   } catch (const nlohmann::json::exception& e) {
-    return syntaxError(filename, Pos{}, concat("invalid JSON: ", e.what()));
+    return syntaxError(filename, Pos{}, strCat("invalid JSON: ", e.what()));
   }
   if (!ok && !builder.failed()) {
     return syntaxError(filename, Pos{}, "invalid JSON");

@@ -5,10 +5,13 @@
 #include <limits>
 #include <optional>
 
+#include "contract/strings.h"
 #include "lint/hcl/unicode.h"
-#include "lint/strings.h"
 
 namespace captf::lint::hcl {
+
+using contract::strCat;
+
 namespace {
 
 bool isDigit(char c) {
@@ -302,7 +305,7 @@ private:
       emit(TokenType::kIdent, n);
       return absl::OkStatus();
     }
-    return error(pos_, concat("invalid character ", describeCodePoint(cp)));
+    return error(pos_, strCat("invalid character ", describeCodePoint(cp)));
   }
 
   void lexNumber() {
@@ -359,7 +362,7 @@ private:
       ++n;
     }
     if (peekChar(n) != '\n') {
-      return error(opened, concat("invalid heredoc: the marker <<", flush ? "-" : "", name,
+      return error(opened, strCat("invalid heredoc: the marker <<", flush ? "-" : "", name,
                                   " must be followed by a newline"));
     }
     ++n;
@@ -489,7 +492,7 @@ private:
         return absl::OkStatus();
       }
       if (atEnd()) {
-        return error(frame.opened, concat("unterminated heredoc: no line containing only \"",
+        return error(frame.opened, strCat("unterminated heredoc: no line containing only \"",
                                           frame.delimiter, "\" closes it"));
       }
       if (frame.flush) {
@@ -497,7 +500,7 @@ private:
       }
     }
     if (atEnd()) {
-      return error(frame.opened, concat("unterminated heredoc: no line containing only \"",
+      return error(frame.opened, strCat("unterminated heredoc: no line containing only \"",
                                         frame.delimiter, "\" closes it"));
     }
     frame.at_line_start = false;

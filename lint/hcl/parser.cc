@@ -6,11 +6,15 @@
 #include <utility>
 #include <vector>
 
+#include "contract/status_macros.h"
+#include "contract/strings.h"
 #include "lint/hcl/lexer.h"
-#include "lint/status_macros.h"
-#include "lint/strings.h"
 
 namespace captf::lint::hcl {
+
+using contract::strAppend;
+using contract::strCat;
+
 namespace {
 
 bool isSpace(char c) {
@@ -74,7 +78,7 @@ public:
     ignore_newlines_.back() = true;
     CAPTF_ASSIGN_OR_RETURN(ExprPtr expr, parseExpression());
     if (const Token& t = peek(); t.type != TokenType::kEOF) {
-      return error(t, concat("extra characters after the expression: found ", describeToken(t)));
+      return error(t, strCat("extra characters after the expression: found ", describeToken(t)));
     }
     return expr;
   }
@@ -139,7 +143,7 @@ private:
   absl::StatusOr<const Token*> expect(TokenType type, std::string_view what) {
     const Token& t = peek();
     if (t.type != type) {
-      return error(t, concat("expected ", what, ", but found ", describeToken(t)));
+      return error(t, strCat("expected ", what, ", but found ", describeToken(t)));
     }
     return &next();
   }
@@ -148,7 +152,7 @@ private:
     const Token& t = peek();
     if (t.type != TokenType::kIdent || t.text != keyword) {
       return error(
-          t, concat("expected \"", keyword, "\" ", context, ", but found ", describeToken(t)));
+          t, strCat("expected \"", keyword, "\" ", context, ", but found ", describeToken(t)));
     }
     return &next();
   }
@@ -178,7 +182,7 @@ private:
 
     absl::Status extend(const Token& at) {
       if (++parser_->depth_ > parser_->max_depth_) {
-        return parser_->error(at, concat("nesting is too deep: more than ", parser_->max_depth_,
+        return parser_->error(at, strCat("nesting is too deep: more than ", parser_->max_depth_,
                                          " levels of blocks, expressions or directives"));
       }
       return absl::OkStatus();
@@ -213,7 +217,7 @@ private:
       }
       if (t.type != TokenType::kIdent) {
         return error(
-            t, concat("expected an argument or block definition, but found ", describeToken(t)));
+            t, strCat("expected an argument or block definition, but found ", describeToken(t)));
       }
       const Token& name = next();
       const Token& after = peek();
@@ -228,7 +232,7 @@ private:
         body.blocks.push_back(std::move(block));
         CAPTF_RETURN_IF_ERROR(expectItemEnd("a block definition"));
       } else {
-        return error(after, concat(R"(expected "=" to set the argument ")", name.text,
+        return error(after, strCat(R"(expected "=" to set the argument ")", name.text,
                                    R"(", or a label or "{" to open a block, but found )",
                                    describeToken(after)));
       }
@@ -240,7 +244,7 @@ private:
                               const Token& name) const {
     const auto [it, inserted] = seen.emplace(name.text, name.range.start.line);
     if (!inserted) {
-      return error(name, concat("the argument \"", name.text, "\" was already set at line ",
+      return error(name, strCat("the argument \"", name.text, "\" was already set at line ",
                                 it->second, "; each argument may be set only once"));
     }
     return absl::OkStatus();
@@ -255,7 +259,7 @@ private:
     if (t.type == TokenType::kEOF) {
       return absl::OkStatus();
     }
-    return error(t, concat(what, " must end with a newline, but found ", describeToken(t)));
+    return error(t, strCat(what, " must end with a newline, but found ", describeToken(t)));
   }
 
   absl::StatusOr<Attribute> parseAttribute(const Token& name) {
@@ -294,7 +298,7 @@ private:
         block.labels.push_back(BlockLabel{*value, label->range(), true});
         continue;
       }
-      return error(t, concat(R"(expected a quoted label or "{" for the ")", type.text,
+      return error(t, strCat(R"(expected a quoted label or "{" for the ")", type.text,
                              "\" block, but found ", describeToken(t)));
     }
     const Token& open = next();
@@ -312,7 +316,7 @@ private:
       CAPTF_ASSIGN_OR_RETURN(Attribute attr, parseAttribute(name));
       block.body.attributes.push_back(std::move(attr));
       if (const Token& t = peek(); t.type != TokenType::kCBrace) {
-        return error(t, concat("a single-line block must end with \"}\" right after its "
+        return error(t, strCat("a single-line block must end with \"}\" right after its "
                                "one argument, but found ",
                                describeToken(t)));
       }
@@ -464,7 +468,7 @@ private:
     case TokenType::kOHeredoc:
       return parseHeredocTemplate();
     default:
-      return error(t, concat("expected the start of an expression, but found ", describeToken(t)));
+      return error(t, strCat("expected the start of an expression, but found ", describeToken(t)));
     }
   }
 
@@ -479,7 +483,7 @@ private:
         next();
         CAPTF_ASSIGN_OR_RETURN(const Token* part,
                                expect(TokenType::kIdent, "a name after \"::\" in a function name"));
-        append(call->name, "::", part->text);
+        strAppend(call->name, "::", part->text);
       }
       call->name_range = {start, last_end_};
       CAPTF_RETURN_IF_ERROR(expect(TokenType::kOParen, "\"(\" after the function name").status());
@@ -520,7 +524,7 @@ private:
         continue;
       }
       if (t.type != TokenType::kCParen) {
-        return error(t, concat("expected \",\" or \")\" in the arguments of ", call.name,
+        return error(t, strCat("expected \",\" or \")\" in the arguments of ", call.name,
                                "(), but found ", describeToken(t)));
       }
     }
@@ -586,7 +590,7 @@ private:
           (dot == std::string_view::npos || text.find('.', dot + 1) == std::string_view::npos);
       if (!digits_only) {
         return error(
-            t, concat("invalid index \".", text, "\": a legacy index must be a whole number"));
+            t, strCat("invalid index \".", text, "\": a legacy index must be a whole number"));
       }
       for (std::string_view part :
            {text.substr(0, dot),
@@ -600,7 +604,7 @@ private:
       }
       return absl::OkStatus();
     }
-    return error(t, concat("expected an attribute name after \".\", but found ", describeToken(t)));
+    return error(t, strCat("expected an attribute name after \".\", but found ", describeToken(t)));
   }
 
   // "[" key "]" after "[" has been consumed and when the key is not "*".
@@ -707,7 +711,7 @@ private:
       }
       if (t.type != TokenType::kCBrack) {
         return error(t,
-                     concat(R"(expected "," or "]" in the tuple, but found )", describeToken(t)));
+                     strCat(R"(expected "," or "]" in the tuple, but found )", describeToken(t)));
       }
     }
     next();
@@ -741,7 +745,7 @@ private:
       CAPTF_ASSIGN_OR_RETURN(item.key, parseExpression());
       const Token& sep = peek();
       if (sep.type != TokenType::kEqual && sep.type != TokenType::kColon) {
-        return error(sep, concat(R"(expected "=" or ":" after the object key, but found )",
+        return error(sep, strCat(R"(expected "=" or ":" after the object key, but found )",
                                  describeToken(sep)));
       }
       next();
@@ -751,7 +755,7 @@ private:
       if (after.type == TokenType::kComma || after.type == TokenType::kNewline) {
         next();
       } else if (after.type != TokenType::kCBrace) {
-        return error(after, concat("expected a newline or \",\" after the object item, but "
+        return error(after, strCat("expected a newline or \",\" after the object item, but "
                                    "found ",
                                    describeToken(after)));
       }
@@ -832,7 +836,7 @@ private:
   absl::Status checkTopLevelEnd(TemplateEnd end) const {
     if (end != TemplateEnd::kEnd) {
       return error(last_directive_,
-                   concat(directiveName(end), " has no matching opening directive"));
+                   strCat(directiveName(end), " has no matching opening directive"));
     }
     return absl::OkStatus();
   }
@@ -911,7 +915,7 @@ private:
       case TokenType::kEOF:
         return error(ctx.opened, "unterminated template: expected the end of the string");
       default:
-        return error(t, concat("unexpected ", describeToken(t), " in a template"));
+        return error(t, strCat("unexpected ", describeToken(t), " in a template"));
       }
     }
   }
@@ -968,7 +972,7 @@ private:
       }
       if (end != TemplateEnd::kEndIf) {
         return error(end == TemplateEnd::kEnd ? opener.range.start : last_directive_,
-                     concat("expected %{ endif } to close the %{ if } at line ",
+                     strCat("expected %{ endif } to close the %{ if } at line ",
                             opener.range.start.line, ", but found ", directiveName(end)));
       }
     } else if (kw == "for") {
@@ -991,11 +995,11 @@ private:
       CAPTF_ASSIGN_OR_RETURN(const TemplateEnd end, parseTemplateParts(node.body, ctx));
       if (end != TemplateEnd::kEndFor) {
         return error(end == TemplateEnd::kEnd ? opener.range.start : last_directive_,
-                     concat("expected %{ endfor } to close the %{ for } at line ",
+                     strCat("expected %{ endfor } to close the %{ for } at line ",
                             opener.range.start.line, ", but found ", directiveName(end)));
       }
     } else {
-      return error(*keyword, concat("unknown template directive \"", kw,
+      return error(*keyword, strCat("unknown template directive \"", kw,
                                     "\": expected if, else, endif, for or endfor"));
     }
     node.range = {opener.range.start, last_end_};
@@ -1061,20 +1065,20 @@ private:
       case 'U': {
         const std::size_t digits = e == 'u' ? 4 : 8;
         if (i + 2 + digits > raw.size()) {
-          return error(at, concat("the escape \\", std::string(1, e), " needs ", digits,
+          return error(at, strCat("the escape \\", std::string(1, e), " needs ", digits,
                                   " hexadecimal digits"));
         }
         uint32_t cp = 0;
         for (std::size_t k = 0; k < digits; ++k) {
           const int v = hexValue(raw[i + 2 + k]);
           if (v < 0) {
-            return error(at, concat("the escape \\", std::string(1, e), " needs ", digits,
+            return error(at, strCat("the escape \\", std::string(1, e), " needs ", digits,
                                     " hexadecimal digits"));
           }
           cp = (cp << 4) | static_cast<uint32_t>(v);
         }
         if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-          return error(at, concat("the escape ", raw.substr(i, 2 + digits),
+          return error(at, strCat("the escape ", raw.substr(i, 2 + digits),
                                   " is not a valid Unicode scalar value"));
         }
         appendUtf8(out, static_cast<char32_t>(cp));
@@ -1084,7 +1088,7 @@ private:
       default: {
         char32_t cp = 0;
         const std::size_t len = decodeUtf8(raw.substr(i + 1), cp);
-        return error(at, concat("invalid escape sequence \\",
+        return error(at, strCat("invalid escape sequence \\",
                                 len == 0 ? std::string(1, e) : std::string(raw.substr(i + 1, len)),
                                 ": the valid escapes are \\n \\r \\t \\\" \\\\ \\uNNNN "
                                 "\\UNNNNNNNN"));

@@ -3,9 +3,11 @@
 #include <algorithm>
 
 #include "absl/strings/str_format.h"
-#include "lint/strings.h"
+#include "contract/strings.h"
 
 namespace captf::lint::hcl {
+
+using contract::strCat;
 
 std::string_view sliceSource(std::string_view source, const SourceRange& range) {
   const std::size_t begin = std::min<std::size_t>(range.start.byte, source.size());
@@ -15,7 +17,7 @@ std::string_view sliceSource(std::string_view source, const SourceRange& range) 
 
 absl::Status syntaxError(std::string_view filename, const Pos& pos, std::string_view message) {
   return absl::InvalidArgumentError(
-      concat(filename, ":", pos.line, ":", pos.column, ": ", message));
+      strCat(filename, ":", pos.line, ":", pos.column, ": ", message));
 }
 
 std::size_t decodeUtf8(std::string_view text, char32_t& cp) {

@@ -1,8 +1,10 @@
 #include "lint/hcl/token.h"
 
-#include "lint/strings.h"
+#include "contract/strings.h"
 
 namespace captf::lint::hcl {
+
+using contract::strCat;
 
 std::string describeToken(const Token& token) {
   switch (token.type) {
@@ -11,9 +13,9 @@ std::string describeToken(const Token& token) {
   case TokenType::kEOF:
     return "end of file";
   case TokenType::kIdent:
-    return concat("identifier \"", token.text, "\"");
+    return strCat("identifier \"", token.text, "\"");
   case TokenType::kNumberLit:
-    return concat("number ", token.text);
+    return strCat("number ", token.text);
   case TokenType::kOQuote:
     return "opening quote";
   case TokenType::kCQuote:
@@ -32,7 +34,7 @@ std::string describeToken(const Token& token) {
   case TokenType::kTemplateSeqEnd:
     return "'}'";
   default:
-    return concat("'", token.text, "'");
+    return strCat("'", token.text, "'");
   }
 }
 

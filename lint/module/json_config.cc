@@ -5,11 +5,14 @@
 #include <span>
 #include <unordered_set>
 
+#include "contract/status_macros.h"
+#include "contract/strings.h"
 #include "lint/hcl/parser.h"
-#include "lint/status_macros.h"
-#include "lint/strings.h"
 
 namespace captf::lint {
+
+using contract::strCat;
+
 namespace {
 
 struct BodySchema;
@@ -117,7 +120,7 @@ private:
       return absl::OkStatus();
     }
     if (!value.isObject()) {
-      return error(value.pos, concat("expected a JSON object for the ", type_member.key,
+      return error(value.pos, strCat("expected a JSON object for the ", type_member.key,
                                      " block, but found another kind of value"));
     }
     if (static_cast<int>(labels.size()) < schema.labels) {
@@ -157,7 +160,7 @@ private:
         continue;
       }
       if (!seen.insert(member.key).second) {
-        return error(member.pos, concat("the argument \"", member.key,
+        return error(member.pos, strCat("the argument \"", member.key,
                                         "\" is set twice in this object; each argument may be "
                                         "set only once"));
       }

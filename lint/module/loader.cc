@@ -9,12 +9,16 @@
 #include <set>
 #include <system_error>
 
+#include "contract/status_macros.h"
+#include "contract/strings.h"
 #include "lint/hcl/json.h"
 #include "lint/module/json_config.h"
-#include "lint/status_macros.h"
-#include "lint/strings.h"
 
 namespace captf::lint {
+
+using contract::strAppend;
+using contract::strCat;
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -36,7 +40,7 @@ bool isTofuName(std::string_view name) {
 }
 
 std::string prefixed(std::string_view path, std::string_view name) {
-  return path.empty() ? std::string(name) : concat(path, "/", name);
+  return path.empty() ? std::string(name) : strCat(path, "/", name);
 }
 
 // Whether `p` is `root` or below it (both canonical).
@@ -87,19 +91,19 @@ std::string canonicalBody(const ModuleFile& file, const hcl::Body& body) {
   std::vector<std::string> lines;
   lines.reserve(body.attributes.size());
   for (const hcl::Attribute& attr : body.attributes) {
-    lines.push_back(concat(attr.name, "=", collapseWhitespace(file.valueText(attr))));
+    lines.push_back(strCat(attr.name, "=", collapseWhitespace(file.valueText(attr))));
   }
   std::sort(lines.begin(), lines.end());
   std::string out;
   for (const std::string& line : lines) {
-    append(out, line, "\n");
+    strAppend(out, line, "\n");
   }
   for (const hcl::Block& block : body.blocks) {
-    append(out, block.type);
+    strAppend(out, block.type);
     for (const hcl::BlockLabel& label : block.labels) {
-      append(out, " \"", label.value, "\"");
+      strAppend(out, " \"", label.value, "\"");
     }
-    append(out, " {\n", canonicalBody(file, block.body), "}\n");
+    strAppend(out, " {\n", canonicalBody(file, block.body), "}\n");
   }
   return out;
 }
@@ -126,7 +130,7 @@ absl::Status labelError(const hcl::File& file, const hcl::Block& block, std::siz
                                             : "exactly two labels (its type and name)";
   return hcl::syntaxError(
       file.filename, block.range.start,
-      concat("a ", block.type, " block takes ", what, ", but this one has ", block.labels.size()));
+      strCat("a ", block.type, " block takes ", what, ", but this one has ", block.labels.size()));
 }
 
 // The top-level block schema: known blocks must have the right number of
@@ -197,7 +201,7 @@ void addRequiredProviders(Module& module, const ModuleFile& file, const hcl::Blo
         }
       }
     }
-    module.declarations[concat("required_providers.", attr.name)] = {
+    module.declarations[strCat("required_providers.", attr.name)] = {
         rp.location, collapseWhitespace(file.valueText(attr))};
     putUnique(module.required_providers, std::move(rp));
   }
@@ -222,7 +226,7 @@ void addTerraformBlock(Module& module, const ModuleFile& file, const hcl::Block&
       addRequiredProviders(module, file, nested, path);
     } else if (nested.type == "backend") {
       module.backends.push_back({nested.labels[0].value, location, &file, &nested});
-      module.declarations[concat("backend.", nested.labels[0].value)] = {
+      module.declarations[strCat("backend.", nested.labels[0].value)] = {
           location, canonicalBody(file, nested.body)};
     } else if (nested.type == "cloud") {
       module.clouds.push_back({"cloud", location, &file, &nested});
@@ -256,7 +260,7 @@ void addBlock(Module& module, const ModuleFile& file, const hcl::Block& block,
     v.has_default = v.default_value != nullptr;
     v.sensitive = isLiteralBool(attrExpr(body, "sensitive"), true);
     v.nullable = !isLiteralBool(attrExpr(body, "nullable"), false);
-    declare(concat("variable.", v.name));
+    declare(strCat("variable.", v.name));
     putUnique(module.variables, std::move(v));
   } else if (block.type == "output") {
     Output o;
@@ -269,7 +273,7 @@ void addBlock(Module& module, const ModuleFile& file, const hcl::Block& block,
       o.value_line = value->range.start.line;
     }
     o.sensitive = isLiteralBool(attrExpr(body, "sensitive"), true);
-    declare(concat("output.", o.name));
+    declare(strCat("output.", o.name));
     putUnique(module.outputs, std::move(o));
   } else if (block.type == "resource" || block.type == "data" || block.type == "ephemeral") {
     Resource r;
@@ -283,7 +287,7 @@ void addBlock(Module& module, const ModuleFile& file, const hcl::Block& block,
     r.block = &block;
     r.provider = providerOf(block);
     if (r.mode != Resource::Mode::kEphemeral) {
-      declare(concat(block.type, ".", r.type, ".", r.name));
+      declare(strCat(block.type, ".", r.type, ".", r.name));
     }
     module.resources.push_back(std::move(r));
   } else if (block.type == "module") {
@@ -294,7 +298,7 @@ void addBlock(Module& module, const ModuleFile& file, const hcl::Block& block,
     call.block = &block;
     call.source = literalString(attrExpr(body, "source")).value_or("");
     call.version = literalString(attrExpr(body, "version")).value_or("");
-    declare(concat("module.", call.name));
+    declare(strCat("module.", call.name));
     putUnique(module.module_calls, std::move(call));
   } else if (block.type == "provider") {
     ProviderConfig p;
@@ -303,13 +307,13 @@ void addBlock(Module& module, const ModuleFile& file, const hcl::Block& block,
     p.location = location;
     p.file = &file;
     p.block = &block;
-    declare(p.alias.empty() ? concat("provider.", p.name)
-                            : concat("provider.", p.name, ".", p.alias));
+    declare(p.alias.empty() ? strCat("provider.", p.name)
+                            : strCat("provider.", p.name, ".", p.alias));
     module.providers.push_back(std::move(p));
   } else if (block.type == "locals") {
     for (const hcl::Attribute& attr : body.attributes) {
       Local l{attr.name, {location.file, attr.range.start.line}, &file, &attr};
-      module.declarations[concat("local.", attr.name)] = {l.location,
+      module.declarations[strCat("local.", attr.name)] = {l.location,
                                                           collapseWhitespace(file.valueText(attr))};
       putUnique(module.locals, std::move(l));
     }
@@ -328,7 +332,7 @@ absl::StatusOr<std::string> readFile(const fs::path& path, std::string_view disp
                                      std::uintmax_t max_bytes) {
   const std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
   if (file == nullptr) {
-    return absl::InvalidArgumentError(concat(
+    return absl::InvalidArgumentError(strCat(
         display,
         ": cannot open the file: ", std::error_code(errno, std::generic_category()).message()));
   }
@@ -338,7 +342,7 @@ absl::StatusOr<std::string> readFile(const fs::path& path, std::string_view disp
     const std::size_t n = std::fread(buffer.data(), 1, buffer.size(), file.get());
     content.append(buffer.data(), n);
     if (content.size() > max_bytes) {
-      return absl::InvalidArgumentError(concat(display, ": the file is larger than ", max_bytes,
+      return absl::InvalidArgumentError(strCat(display, ": the file is larger than ", max_bytes,
                                                " bytes; no configuration file is this large"));
     }
     if (n < buffer.size()) {
@@ -346,7 +350,7 @@ absl::StatusOr<std::string> readFile(const fs::path& path, std::string_view disp
     }
   }
   if (std::ferror(file.get()) != 0) {
-    return absl::InvalidArgumentError(concat(display, ": read error"));
+    return absl::InvalidArgumentError(strCat(display, ": read error"));
   }
   return content;
 }
@@ -364,10 +368,10 @@ public:
     root_ = fs::canonical(dir, ec);
     if (ec) {
       return absl::InvalidArgumentError(
-          concat(dir.string(), ": cannot read the module directory: ", ec.message()));
+          strCat(dir.string(), ": cannot read the module directory: ", ec.message()));
     }
     if (!fs::is_directory(root_, ec)) {
-      return absl::InvalidArgumentError(concat(dir.string(), ": not a directory"));
+      return absl::InvalidArgumentError(strCat(dir.string(), ": not a directory"));
     }
     return load(root_).status();
   }
@@ -397,7 +401,7 @@ private:
     }
     if (ec) {
       return absl::InvalidArgumentError(
-          concat(module.dir.string(), ": cannot list the directory: ", ec.message()));
+          strCat(module.dir.string(), ": cannot list the directory: ", ec.message()));
     }
     std::sort(entries.begin(), entries.end(),
               [](const fs::directory_entry& a, const fs::directory_entry& b) {

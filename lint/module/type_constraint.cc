@@ -2,11 +2,14 @@
 
 #include <algorithm>
 
+#include "contract/status_macros.h"
+#include "contract/strings.h"
 #include "lint/hcl/parser.h"
-#include "lint/status_macros.h"
-#include "lint/strings.h"
 
 namespace captf::lint {
+
+using contract::strCat;
+
 namespace {
 
 using Kind = TypeConstraint::Kind;
@@ -55,7 +58,7 @@ absl::StatusOr<TypeConstraint> parseObject(const hcl::FunctionCallExpr& call) {
     }
     if (std::any_of(type.attributes.begin(), type.attributes.end(),
                     [&](const TypeConstraint::Attribute& a) { return a.name == *name; })) {
-      return typeError(concat("the object type attribute \"", *name, "\" is defined twice"));
+      return typeError(strCat("the object type attribute \"", *name, "\" is defined twice"));
     }
     bool optional = false;
     CAPTF_ASSIGN_OR_RETURN(TypeConstraint attr_type, parseType(*item.value, true, &optional));
@@ -90,17 +93,17 @@ absl::StatusOr<TypeConstraint> parseType(const hcl::Expression& expr, bool allow
     }
     if (keyword == "list" || keyword == "set" || keyword == "map" || keyword == "tuple" ||
         keyword == "object" || keyword == "optional") {
-      return typeError(concat("the ", keyword, " type constructor requires an argument, as in ",
+      return typeError(strCat("the ", keyword, " type constructor requires an argument, as in ",
                               keyword, "(...)"));
     }
-    return typeError(concat("unknown type keyword \"", keyword, "\""));
+    return typeError(strCat("unknown type keyword \"", keyword, "\""));
   }
   if (call->expand_final) {
     return typeError("a type constructor cannot take an argument expanded with \"...\"");
   }
   if (keyword == "list" || keyword == "set" || keyword == "map") {
     if (call->args.size() != 1) {
-      return typeError(concat("the ", keyword,
+      return typeError(strCat("the ", keyword,
                               " type constructor requires one argument specifying the element "
                               "type"));
     }
@@ -133,7 +136,7 @@ absl::StatusOr<TypeConstraint> parseType(const hcl::Expression& expr, bool allow
     *optional = true;
     return parseType(*call->args[0], false, nullptr);
   }
-  return typeError(concat("unknown type constructor \"", keyword, "\""));
+  return typeError(strCat("unknown type constructor \"", keyword, "\""));
 }
 
 void appendType(std::string& out, const TypeConstraint& type) {

@@ -10,9 +10,12 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_replace.h"
 #include "contract/digest.h"
-#include "lint/strings.h"
+#include "contract/strings.h"
 
 namespace captf::lint::oci {
+
+using contract::strCat;
+
 namespace {
 
 using json = nlohmann::json;
@@ -50,7 +53,7 @@ absl::StatusOr<std::vector<Challenge>> parseChallenges(std::string_view h) {
   std::size_t i = 0;
   const auto bad = [&](std::string_view why) {
     return absl::InvalidArgumentError(
-        concat("malformed WWW-Authenticate header \"", h, "\": ", why));
+        strCat("malformed WWW-Authenticate header \"", h, "\": ", why));
   };
   while (true) {
     skipSpace(h, i);
@@ -134,7 +137,7 @@ absl::StatusOr<std::vector<Challenge>> parseChallenges(std::string_view h) {
         continue;
       }
       if (i < h.size()) {
-        return bad(concat("expected ',' after parameter \"", name, "\""));
+        return bad(strCat("expected ',' after parameter \"", name, "\""));
       }
       break;
     }
@@ -185,14 +188,14 @@ absl::StatusOr<std::optional<Credentials>> lookupCredentials(std::string_view re
   std::stringstream content;
   content << in.rdbuf();
   return lookupCredentialsIn(registry, content.str(),
-                             concat("the registry credentials file ", file->string()));
+                             strCat("the registry credentials file ", file->string()));
 }
 
 absl::StatusOr<std::optional<Credentials>>
 lookupCredentialsIn(std::string_view registry, std::string_view config, std::string_view where) {
   const json doc = json::parse(config.begin(), config.end(), nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded() || !doc.is_object()) {
-    return absl::InvalidArgumentError(concat(where, " is not a JSON object"));
+    return absl::InvalidArgumentError(strCat(where, " is not a JSON object"));
   }
   const auto auths = doc.find("auths");
   if (auths == doc.end() || !auths->is_object()) {
@@ -215,7 +218,7 @@ lookupCredentialsIn(std::string_view registry, std::string_view config, std::str
       const std::size_t colon = decoded.ok() ? decoded->find(':') : std::string::npos;
       if (colon == std::string::npos) {
         return absl::InvalidArgumentError(
-            concat(where, ": the \"auth\" entry for ", key, " is not base64 of user:password"));
+            strCat(where, ": the \"auth\" entry for ", key, " is not base64 of user:password"));
       }
       c.username = decoded->substr(0, colon);
       c.password = decoded->substr(colon + 1);
@@ -235,8 +238,8 @@ lookupCredentialsIn(std::string_view registry, std::string_view config, std::str
 }
 
 std::string basicAuthorization(const Credentials& credentials) {
-  return concat("Basic ",
-                contract::base64Encode(concat(credentials.username, ":", credentials.password)));
+  return strCat("Basic ",
+                contract::base64Encode(strCat(credentials.username, ":", credentials.password)));
 }
 
 absl::StatusOr<std::string> parseTokenResponse(std::string_view body) {

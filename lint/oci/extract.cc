@@ -9,10 +9,14 @@
 #include <archive.h>
 #include <archive_entry.h>
 
-#include "lint/status_macros.h"
-#include "lint/strings.h"
+#include "contract/status_macros.h"
+#include "contract/strings.h"
 
 namespace captf::lint::oci {
+
+using contract::strAppend;
+using contract::strCat;
+
 namespace {
 
 constexpr std::string_view kWhiteoutPrefix = ".wh.";
@@ -33,7 +37,7 @@ std::string_view baseOf(std::string_view path) {
 }
 
 std::string join(std::string_view dir, std::string_view name) {
-  return dir == "/" ? concat("/", name) : concat(dir, "/", name);
+  return dir == "/" ? strCat("/", name) : strCat(dir, "/", name);
 }
 
 bool isUnder(std::string_view path, std::string_view dir) {
@@ -74,7 +78,7 @@ public:
     const auto fail = [&](std::string_view what) {
       const char* detail = archive_error_string(a.get());
       return absl::InvalidArgumentError(
-          concat("layer ", name, ": ", what, detail != nullptr ? concat(": ", detail) : ""));
+          strCat("layer ", name, ": ", what, detail != nullptr ? strCat(": ", detail) : ""));
     };
     if (archive_read_open_filename(a.get(), file.c_str(), 64 * 1024) != ARCHIVE_OK) {
       return fail("cannot be read as a tar archive");
@@ -197,11 +201,11 @@ private:
   absl::Status checkCaps(std::string_view name) const {
     if (kept_ > limits_.max_kept_bytes) {
       return absl::ResourceExhaustedError(
-          concat("layer ", name, ": the image exceeds the extraction limit of ",
+          strCat("layer ", name, ": the image exceeds the extraction limit of ",
                  limits_.max_kept_bytes, " bytes (kept files plus 512 bytes per entry)"));
     }
     if (scanned_ > limits_.max_scanned_bytes) {
-      return absl::ResourceExhaustedError(concat("layer ", name,
+      return absl::ResourceExhaustedError(strCat("layer ", name,
                                                  ": the image exceeds the scan limit of ",
                                                  limits_.max_scanned_bytes, " bytes"));
     }
@@ -235,15 +239,15 @@ private:
     const std::filesystem::path file = dir / std::to_string(seq_++);
     std::ofstream out(file, std::ios::binary | std::ios::trunc);
     if (!out) {
-      return absl::InternalError(concat("cannot write ", file.string()));
+      return absl::InternalError(strCat("cannot write ", file.string()));
     }
     std::array<char, 64 * 1024> buf{};
     while (true) {
       const la_ssize_t n = archive_read_data(a, buf.data(), buf.size());
       if (n < 0) {
         const char* detail = archive_error_string(a);
-        return absl::InvalidArgumentError(concat("layer ", name, ": reading a file failed",
-                                                 detail != nullptr ? concat(": ", detail) : ""));
+        return absl::InvalidArgumentError(strCat("layer ", name, ": reading a file failed",
+                                                 detail != nullptr ? strCat(": ", detail) : ""));
       }
       if (n == 0) {
         break;
@@ -253,7 +257,7 @@ private:
       out.write(buf.data(), n);
     }
     if (!out) {
-      return absl::InternalError(concat("writing ", file.string(), " failed"));
+      return absl::InternalError(strCat("writing ", file.string(), " failed"));
     }
     return file.string();
   }
@@ -280,7 +284,7 @@ std::optional<std::string> normalizeEntryName(std::string_view name) {
     if (part == "..") {
       return std::nullopt;
     }
-    append(out, "/", part);
+    strAppend(out, "/", part);
   }
   if (out.empty()) {
     return name.empty() ? std::nullopt : std::optional<std::string>("/");
@@ -316,12 +320,12 @@ absl::StatusOr<std::string> ImageFs::realpath(std::string_view path, int max_hop
     const std::string next = join(cur, part);
     const Node* node = lstat(next);
     if (node == nullptr) {
-      return absl::NotFoundError(concat(next, " does not exist"));
+      return absl::NotFoundError(strCat(next, " does not exist"));
     }
     if (node->type == NodeType::kSymlink) {
       if (++hops > max_hops) {
         return absl::FailedPreconditionError(
-            concat(path, ": more than ", max_hops, " levels of symbolic links"));
+            strCat(path, ": more than ", max_hops, " levels of symbolic links"));
       }
       std::vector<std::string> target = components(node->link);
       if (node->link.starts_with("/")) {
@@ -333,7 +337,7 @@ absl::StatusOr<std::string> ImageFs::realpath(std::string_view path, int max_hop
       continue;
     }
     if (!todo.empty() && node->type != NodeType::kDir) {
-      return absl::NotFoundError(concat(next, " is not a directory"));
+      return absl::NotFoundError(strCat(next, " is not a directory"));
     }
     cur = next;
   }
@@ -361,7 +365,7 @@ const Node* ImageFs::stat(std::string_view path, std::string* resolved) const {
 
 std::vector<std::string> ImageFs::under(std::string_view dir) const {
   std::vector<std::string> out;
-  const std::string prefix = dir == "/" ? std::string("/") : concat(dir, "/");
+  const std::string prefix = dir == "/" ? std::string("/") : strCat(dir, "/");
   for (auto it = nodes_.lower_bound(prefix); it != nodes_.end() && it->first.starts_with(prefix);
        ++it) {
     out.push_back(it->first);
@@ -387,7 +391,7 @@ materializeTree(const ImageFs& fs, std::string_view image_dir, const std::filesy
   std::error_code ec;
   std::filesystem::create_directories(dest, ec);
   if (ec) {
-    return absl::InternalError(concat("cannot create ", dest.string(), ": ", ec.message()));
+    return absl::InternalError(strCat("cannot create ", dest.string(), ": ", ec.message()));
   }
   const auto copy = [&](const Node& file, const std::filesystem::path& to) -> absl::Status {
     if (file.content.empty()) {
@@ -397,7 +401,7 @@ materializeTree(const ImageFs& fs, std::string_view image_dir, const std::filesy
     std::filesystem::copy_file(file.content, to, std::filesystem::copy_options::overwrite_existing,
                                copy_ec);
     return copy_ec
-               ? absl::InternalError(concat("cannot write ", to.string(), ": ", copy_ec.message()))
+               ? absl::InternalError(strCat("cannot write ", to.string(), ": ", copy_ec.message()))
                : absl::OkStatus();
   };
   for (const std::string& path : fs.under(image_dir)) {
@@ -424,7 +428,7 @@ materializeTree(const ImageFs& fs, std::string_view image_dir, const std::filesy
       if (node.link.empty() || !isUnder(node.link, image_dir) || target == nullptr ||
           target->type != NodeType::kFile) {
         problems.push_back(
-            {path, concat("is a hard link to ",
+            {path, strCat("is a hard link to ",
                           node.link.empty() ? std::string("an invalid path") : node.link,
                           ", not to a regular file inside ", image_dir)});
         break;
@@ -437,11 +441,11 @@ materializeTree(const ImageFs& fs, std::string_view image_dir, const std::filesy
       const Node* target = fs.stat(path, &resolved);
       if (target == nullptr) {
         problems.push_back(
-            {path, concat("is a symlink to ", node.link, ", which does not resolve in the image")});
+            {path, strCat("is a symlink to ", node.link, ", which does not resolve in the image")});
         break;
       }
       if (resolved != image_dir && !isUnder(resolved, image_dir)) {
-        problems.push_back({path, concat("is a symlink to ", node.link, ", which resolves to ",
+        problems.push_back({path, strCat("is a symlink to ", node.link, ", which resolves to ",
                                          resolved, ", outside ", image_dir)});
         break;
       }
@@ -454,7 +458,7 @@ materializeTree(const ImageFs& fs, std::string_view image_dir, const std::filesy
                 .lexically_relative(std::filesystem::path(rel).parent_path());
         std::filesystem::create_directory_symlink(rel_target.empty() ? "." : rel_target, to, ec);
       } else {
-        problems.push_back({path, concat("is a symlink to ", node.link,
+        problems.push_back({path, strCat("is a symlink to ", node.link,
                                          ", which is not a regular file or directory")});
       }
       break;

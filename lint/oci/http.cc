@@ -13,10 +13,13 @@
 #include <openssl/ssl.h>
 
 #include "absl/strings/ascii.h"
-#include "lint/status_macros.h"
-#include "lint/strings.h"
+#include "contract/status_macros.h"
+#include "contract/strings.h"
 
 namespace captf::lint::oci {
+
+using contract::strCat;
+
 namespace {
 
 namespace beast = boost::beast;
@@ -44,9 +47,9 @@ bool equalsIgnoreCase(std::string_view a, std::string_view b) {
 std::string seconds(std::chrono::milliseconds d) {
   const auto ms = d.count();
   if (ms % 1000 == 0) {
-    return concat(static_cast<int64_t>(ms / 1000), "s");
+    return strCat(static_cast<int64_t>(ms / 1000), "s");
   }
-  return concat(static_cast<int64_t>(ms), "ms");
+  return strCat(static_cast<int64_t>(ms), "ms");
 }
 
 // Runs one asynchronous operation on `ioc` to completion. The operation's
@@ -71,23 +74,23 @@ bool isRedirect(int status) {
 } // namespace
 
 std::string Url::authority() const {
-  const std::string h = host.find(':') != std::string::npos ? concat("[", host, "]") : host;
-  return defaultPort() ? h : concat(h, ":", port);
+  const std::string h = host.find(':') != std::string::npos ? strCat("[", host, "]") : host;
+  return defaultPort() ? h : strCat(h, ":", port);
 }
 
 std::string Url::str() const {
-  return concat(scheme, "://", authority(), target);
+  return strCat(scheme, "://", authority(), target);
 }
 
 absl::StatusOr<Url> parseUrl(std::string_view text) {
   Url url;
   const std::size_t sep = text.find("://");
   if (sep == std::string_view::npos) {
-    return absl::InvalidArgumentError(concat("\"", text, "\" is not an absolute URL"));
+    return absl::InvalidArgumentError(strCat("\"", text, "\" is not an absolute URL"));
   }
   url.scheme = absl::AsciiStrToLower(std::string(text.substr(0, sep)));
   if (url.scheme != "http" && url.scheme != "https") {
-    return absl::InvalidArgumentError(concat("\"", text, "\": only http and https URLs"));
+    return absl::InvalidArgumentError(strCat("\"", text, "\": only http and https URLs"));
   }
   std::string_view rest = text.substr(sep + 3);
   const std::size_t path = rest.find_first_of("/?");
@@ -102,7 +105,7 @@ absl::StatusOr<Url> parseUrl(std::string_view text) {
   if (authority.starts_with("[")) {
     const std::size_t close = authority.find(']');
     if (close == std::string_view::npos) {
-      return absl::InvalidArgumentError(concat("\"", text, "\": bad IPv6 host"));
+      return absl::InvalidArgumentError(strCat("\"", text, "\": bad IPv6 host"));
     }
     url.host = std::string(authority.substr(1, close - 1));
     authority = authority.substr(close + 1);
@@ -117,13 +120,13 @@ absl::StatusOr<Url> parseUrl(std::string_view text) {
     }
   }
   if (url.host.empty()) {
-    return absl::InvalidArgumentError(concat("\"", text, "\" has no host"));
+    return absl::InvalidArgumentError(strCat("\"", text, "\" has no host"));
   }
   if (url.port.empty()) {
     url.port = url.scheme == "https" ? "443" : "80";
   }
   if (!std::all_of(url.port.begin(), url.port.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    return absl::InvalidArgumentError(concat("\"", text, "\" has a bad port"));
+    return absl::InvalidArgumentError(strCat("\"", text, "\" has a bad port"));
   }
   return url;
 }
@@ -134,7 +137,7 @@ absl::StatusOr<Url> resolveUrl(const Url& base, std::string_view location) {
   }
   Url out = base;
   if (location.starts_with("//")) {
-    return parseUrl(concat(base.scheme, ":", location));
+    return parseUrl(strCat(base.scheme, ":", location));
   }
   if (location.starts_with("/")) {
     out.target = std::string(location);
@@ -142,7 +145,7 @@ absl::StatusOr<Url> resolveUrl(const Url& base, std::string_view location) {
   }
   std::string dir = base.target.substr(0, base.target.find('?'));
   dir = dir.substr(0, dir.rfind('/') + 1);
-  out.target = concat(dir, location);
+  out.target = strCat(dir, location);
   return out;
 }
 
@@ -178,9 +181,9 @@ struct HttpClient::Impl {
                        std::chrono::milliseconds timeout) const {
     if (ec == beast::error::timeout || ec == net::error::operation_aborted) {
       return absl::DeadlineExceededError(
-          concat("GET ", url.str(), ": ", step, " timed out after ", seconds(timeout)));
+          strCat("GET ", url.str(), ": ", step, " timed out after ", seconds(timeout)));
     }
-    return absl::UnavailableError(concat("GET ", url.str(), ": ", step, ": ", ec.message()));
+    return absl::UnavailableError(strCat("GET ", url.str(), ": ", step, ": ", ec.message()));
   }
 
   // One request on a new connection. `sink` receives a 2xx body; otherwise
@@ -243,7 +246,7 @@ struct HttpClient::Impl {
           break; // an error body: what we have is enough for the message
         }
         return absl::ResourceExhaustedError(
-            concat("GET ", url.str(), ": the response is larger than ", limit, " bytes"));
+            strCat("GET ", url.str(), ": the response is larger than ", limit, " bytes"));
       }
       if (streaming) {
         CAPTF_RETURN_IF_ERROR((*sink)(std::string_view(chunk.data(), n)));
@@ -278,7 +281,7 @@ struct HttpClient::Impl {
     });
     timer.cancel();
     if (ec) {
-      return failure(url, concat("resolving ", url.host), ec, options.connect_timeout);
+      return failure(url, strCat("resolving ", url.host), ec, options.connect_timeout);
     }
     if (url.scheme == "http") {
       beast::tcp_stream stream(ioc);
@@ -324,7 +327,7 @@ struct HttpClient::Impl {
       }
       if (hop >= options.max_redirects) {
         return absl::UnavailableError(
-            concat("GET ", text, ": more than ", options.max_redirects, " redirects"));
+            strCat("GET ", text, ": more than ", options.max_redirects, " redirects"));
       }
       CAPTF_ASSIGN_OR_RETURN(Url next, resolveUrl(url, location));
       if (next.host != url.host || next.port != url.port || next.scheme != url.scheme) {

@@ -1,11 +1,14 @@
 #include <fstream>
 #include <sstream>
 
+#include "contract/status_macros.h"
+#include "contract/strings.h"
 #include "lint/oci/source.h"
-#include "lint/status_macros.h"
-#include "lint/strings.h"
 
 namespace captf::lint::oci {
+
+using contract::strCat;
+
 namespace {
 
 constexpr std::string_view kRefName = "org.opencontainers.image.ref.name";
@@ -14,17 +17,17 @@ absl::StatusOr<std::string> readFile(const std::filesystem::path& path, uint64_t
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
   if (ec) {
-    return absl::NotFoundError(concat("cannot read ", path.string(), ": ", ec.message()));
+    return absl::NotFoundError(strCat("cannot read ", path.string(), ": ", ec.message()));
   }
   if (size > max_bytes) {
-    return absl::ResourceExhaustedError(concat(path.string(), " has ", static_cast<uint64_t>(size),
+    return absl::ResourceExhaustedError(strCat(path.string(), " has ", static_cast<uint64_t>(size),
                                                " bytes, more than ", max_bytes));
   }
   std::ifstream in(path, std::ios::binary);
   std::stringstream content;
   content << in.rdbuf();
   if (!in) {
-    return absl::NotFoundError(concat("cannot read ", path.string()));
+    return absl::NotFoundError(strCat("cannot read ", path.string()));
   }
   return content.str();
 }
@@ -41,12 +44,12 @@ public:
     absl::StatusOr<std::string> bytes = readFile(index_path, kMaxManifestBytes);
     if (!bytes.ok()) {
       return absl::Status(bytes.status().code(),
-                          concat(given_, ": not an OCI image layout: ", bytes.status().message()));
+                          strCat(given_, ": not an OCI image layout: ", bytes.status().message()));
     }
     absl::StatusOr<Manifest> parsed = parseManifest(*bytes, kOciIndex);
     if (!parsed.ok() || !std::holds_alternative<Index>(*parsed)) {
       return absl::InvalidArgumentError(
-          concat(given_, ": ", index_path.string(), ": ",
+          strCat(given_, ": ", index_path.string(), ": ",
                  parsed.ok() ? "not an index" : parsed.status().message()));
     }
     const Index& index = std::get<Index>(*parsed);
@@ -61,7 +64,7 @@ public:
       }
       if (chosen == nullptr) {
         return absl::NotFoundError(
-            concat(given_, ": ", index_path.string(), " has no manifest named \"", ref_.ref, "\""));
+            strCat(given_, ": ", index_path.string(), " has no manifest named \"", ref_.ref, "\""));
       }
     } else if (index.manifests.size() == 1) {
       chosen = &index.manifests.front();
@@ -89,10 +92,10 @@ public:
     CAPTF_RETURN_IF_ERROR(validateDigest(d.digest));
     absl::StatusOr<std::string> bytes = readFile(path(d), max_bytes);
     if (!bytes.ok()) {
-      return absl::Status(bytes.status().code(), concat(given_, ": ", bytes.status().message()));
+      return absl::Status(bytes.status().code(), strCat(given_, ": ", bytes.status().message()));
     }
     if (absl::Status s = verifyBlob(*bytes, d); !s.ok()) {
-      return absl::DataLossError(concat(given_, ": ", s.message()));
+      return absl::DataLossError(strCat(given_, ": ", s.message()));
     }
     return bytes;
   }
@@ -103,7 +106,7 @@ public:
     const std::filesystem::path p = path(d);
     std::ifstream in(p, std::ios::binary);
     if (!in) {
-      return absl::NotFoundError(concat(given_, ": cannot read ", p.string()));
+      return absl::NotFoundError(strCat(given_, ": cannot read ", p.string()));
     }
     Hasher hasher(d.digest.substr(0, d.digest.find(':')));
     std::array<char, 64 * 1024> buf{};
@@ -115,11 +118,11 @@ public:
       total += n;
     }
     if (total != static_cast<uint64_t>(d.size)) {
-      return absl::DataLossError(concat(given_, ": layer ", d.digest, " has ", total,
+      return absl::DataLossError(strCat(given_, ": layer ", d.digest, " has ", total,
                                         " bytes, the manifest says ", d.size));
     }
     if (const std::string got = hasher.finish(); got != d.digest) {
-      return absl::DataLossError(concat(given_, ": layer ", d.digest, " has digest ", got));
+      return absl::DataLossError(strCat(given_, ": layer ", d.digest, " has digest ", got));
     }
     return p;
   }
@@ -140,7 +143,7 @@ private:
 absl::StatusOr<std::unique_ptr<ImageSource>> openLayout(std::string given, LayoutReference ref) {
   std::error_code ec;
   if (!std::filesystem::is_directory(ref.dir, ec)) {
-    return absl::NotFoundError(concat(given, ": ", ref.dir, " is not a directory"));
+    return absl::NotFoundError(strCat(given, ": ", ref.dir, " is not a directory"));
   }
   return std::unique_ptr<ImageSource>(
       std::make_unique<LayoutSource>(std::move(given), std::move(ref)));

@@ -6,10 +6,14 @@
 #include <nlohmann/json.hpp>
 #include <openssl/evp.h>
 
-#include "lint/status_macros.h"
-#include "lint/strings.h"
+#include "contract/status_macros.h"
+#include "contract/strings.h"
 
 namespace captf::lint::oci {
+
+using contract::strAppend;
+using contract::strCat;
+
 namespace {
 
 using json = nlohmann::json;
@@ -31,12 +35,12 @@ absl::StatusOr<json> parseJson(std::string_view bytes, std::string_view what) {
     doc = json::parse(bytes.begin(), bytes.end());
   } catch (const json::parse_error& e) {
     return absl::InvalidArgumentError(
-        concat(what, " is not valid JSON (at byte ", static_cast<uint64_t>(e.byte), ")"));
+        strCat(what, " is not valid JSON (at byte ", static_cast<uint64_t>(e.byte), ")"));
   } catch (const json::exception& e) {
-    return absl::InvalidArgumentError(concat(what, " is not valid JSON: ", e.what()));
+    return absl::InvalidArgumentError(strCat(what, " is not valid JSON: ", e.what()));
   }
   if (!doc.is_object()) {
-    return absl::InvalidArgumentError(concat(what, " is not a JSON object"));
+    return absl::InvalidArgumentError(strCat(what, " is not a JSON object"));
   }
   return doc;
 }
@@ -49,7 +53,7 @@ absl::StatusOr<std::string> optString(const json& obj, std::string_view key,
     return std::string();
   }
   if (!it->is_string()) {
-    return absl::InvalidArgumentError(concat(what, ": \"", key, "\" is not a string"));
+    return absl::InvalidArgumentError(strCat(what, ": \"", key, "\" is not a string"));
   }
   return it->get<std::string>();
 }
@@ -62,11 +66,11 @@ absl::StatusOr<std::vector<std::string>> optStrings(const json& obj, std::string
     return out;
   }
   if (!it->is_array()) {
-    return absl::InvalidArgumentError(concat(what, ": \"", key, "\" is not an array"));
+    return absl::InvalidArgumentError(strCat(what, ": \"", key, "\" is not an array"));
   }
   for (const json& item : *it) {
     if (!item.is_string()) {
-      return absl::InvalidArgumentError(concat(what, ": \"", key, "\" holds a non-string"));
+      return absl::InvalidArgumentError(strCat(what, ": \"", key, "\" holds a non-string"));
     }
     out.push_back(item.get<std::string>());
   }
@@ -81,12 +85,12 @@ optStringMap(const json& obj, std::string_view key, std::string_view what) {
     return out;
   }
   if (!it->is_object()) {
-    return absl::InvalidArgumentError(concat(what, ": \"", key, "\" is not an object"));
+    return absl::InvalidArgumentError(strCat(what, ": \"", key, "\" is not an object"));
   }
   for (const auto& [k, v] : it->items()) {
     if (!v.is_string()) {
       return absl::InvalidArgumentError(
-          concat(what, ": \"", key, "\" value of \"", k, "\" is not a string"));
+          strCat(what, ": \"", key, "\" value of \"", k, "\" is not a string"));
     }
     out[k] = v.get<std::string>();
   }
@@ -105,24 +109,24 @@ absl::StatusOr<Platform> platformFrom(const json& obj, std::string_view what) {
 
 absl::StatusOr<Descriptor> descriptorFrom(const json& obj, std::string_view what) {
   if (!obj.is_object()) {
-    return absl::InvalidArgumentError(concat(what, " is not an object"));
+    return absl::InvalidArgumentError(strCat(what, " is not an object"));
   }
   Descriptor d;
   CAPTF_ASSIGN_OR_RETURN(d.media_type, optString(obj, "mediaType", what));
   CAPTF_ASSIGN_OR_RETURN(d.digest, optString(obj, "digest", what));
   if (absl::Status s = validateDigest(d.digest); !s.ok()) {
-    return absl::InvalidArgumentError(concat(what, ": ", s.message()));
+    return absl::InvalidArgumentError(strCat(what, ": ", s.message()));
   }
   const auto size = obj.find("size");
   if (size == obj.end() || !size->is_number_integer() || size->get<int64_t>() < 0) {
-    return absl::InvalidArgumentError(concat(what, ": \"size\" is missing or not a size"));
+    return absl::InvalidArgumentError(strCat(what, ": \"size\" is missing or not a size"));
   }
   d.size = size->get<int64_t>();
   if (const auto p = obj.find("platform"); p != obj.end() && !p->is_null()) {
     if (!p->is_object()) {
-      return absl::InvalidArgumentError(concat(what, ": \"platform\" is not an object"));
+      return absl::InvalidArgumentError(strCat(what, ": \"platform\" is not an object"));
     }
-    CAPTF_ASSIGN_OR_RETURN(d.platform, platformFrom(*p, concat(what, " platform")));
+    CAPTF_ASSIGN_OR_RETURN(d.platform, platformFrom(*p, strCat(what, " platform")));
   }
   CAPTF_ASSIGN_OR_RETURN(d.annotations, optStringMap(obj, "annotations", what));
   return d;
@@ -132,13 +136,13 @@ absl::StatusOr<std::vector<Descriptor>> descriptors(const json& doc, std::string
                                                     std::string_view what) {
   const auto it = doc.find(key);
   if (it == doc.end() || !it->is_array()) {
-    return absl::InvalidArgumentError(concat(what, ": \"", key, "\" is missing or not an array"));
+    return absl::InvalidArgumentError(strCat(what, ": \"", key, "\" is missing or not an array"));
   }
   std::vector<Descriptor> out;
   out.reserve(it->size());
   for (std::size_t i = 0; i < it->size(); ++i) {
     CAPTF_ASSIGN_OR_RETURN(Descriptor d,
-                           descriptorFrom((*it)[i], concat(what, " ", key, "[", i, "]")));
+                           descriptorFrom((*it)[i], strCat(what, " ", key, "[", i, "]")));
     out.push_back(std::move(d));
   }
   return out;
@@ -151,13 +155,13 @@ bool isManifestType(std::string_view media_type) {
 } // namespace
 
 std::string manifestAcceptHeader() {
-  return concat(kOciIndex, ", ", kDockerList, ", ", kOciManifest, ", ", kDockerManifest);
+  return strCat(kOciIndex, ", ", kDockerList, ", ", kOciManifest, ", ", kDockerManifest);
 }
 
 std::string Platform::str() const {
-  std::string out = concat(os, "/", architecture);
+  std::string out = strCat(os, "/", architecture);
   if (!variant.empty()) {
-    append(out, "/", variant);
+    strAppend(out, "/", variant);
   }
   return out;
 }
@@ -176,7 +180,7 @@ absl::StatusOr<Platform> parsePlatform(std::string_view text) {
   if (parts.size() < 2 || parts.size() > 3 ||
       !std::all_of(parts.begin(), parts.end(), isPlatformPart)) {
     return absl::InvalidArgumentError(
-        concat("invalid platform \"", text, "\": want os/arch or os/arch/variant"));
+        strCat("invalid platform \"", text, "\": want os/arch or os/arch/variant"));
   }
   Platform p;
   p.os = std::string(parts[0]);
@@ -222,7 +226,7 @@ absl::StatusOr<Manifest> parseManifest(std::string_view bytes, std::string_view 
   if (isManifestType(content_type)) {
     type = std::string(content_type);
     if (!declared.empty() && declared != type) {
-      return absl::InvalidArgumentError(concat("the manifest declares mediaType \"", declared,
+      return absl::InvalidArgumentError(strCat("the manifest declares mediaType \"", declared,
                                                "\" but was served as \"", content_type, "\""));
     }
   } else if (!declared.empty()) {
@@ -250,7 +254,7 @@ absl::StatusOr<Manifest> parseManifest(std::string_view bytes, std::string_view 
     return m;
   }
   return absl::InvalidArgumentError(
-      concat("unsupported manifest media type \"", type.empty() ? content_type : type, "\""));
+      strCat("unsupported manifest media type \"", type.empty() ? content_type : type, "\""));
 }
 
 absl::StatusOr<ImageConfig> parseConfig(std::string_view bytes) {
@@ -282,7 +286,7 @@ absl::Status validateDigest(std::string_view digest) {
     }
   }
   return absl::InvalidArgumentError(
-      concat("invalid digest \"", digest.substr(0, 140), "\": want sha256:<64 hex digits>"));
+      strCat("invalid digest \"", digest.substr(0, 140), "\": want sha256:<64 hex digits>"));
 }
 
 std::string digestOf(std::string_view bytes, std::string_view algorithm) {
@@ -291,7 +295,7 @@ std::string digestOf(std::string_view bytes, std::string_view algorithm) {
   unsigned int len = 0;
   EVP_Digest(bytes.data(), bytes.size(), out.data(), &len, md, nullptr);
   static constexpr std::string_view kHex = "0123456789abcdef";
-  std::string text = concat(algorithm == "sha512" ? "sha512" : "sha256", ":");
+  std::string text = strCat(algorithm == "sha512" ? "sha512" : "sha256", ":");
   for (unsigned int i = 0; i < len; ++i) {
     text += kHex[out[i] >> 4];
     text += kHex[out[i] & 0xF];
@@ -319,7 +323,7 @@ absl::StatusOr<Compression> layerCompression(std::string_view media_type) {
       media_type == "application/vnd.docker.image.rootfs.foreign.diff.tar.gzip") {
     return Compression::kGzip;
   }
-  return absl::UnimplementedError(concat("unsupported layer media type \"", media_type, "\""));
+  return absl::UnimplementedError(strCat("unsupported layer media type \"", media_type, "\""));
 }
 
 } // namespace captf::lint::oci

@@ -3,10 +3,14 @@
 #include <filesystem>
 
 #include "contract/image_reference.h"
+#include "contract/strings.h"
 #include "lint/oci/manifest.h"
-#include "lint/strings.h"
 
 namespace captf::lint::oci {
+
+using contract::strAppend;
+using contract::strCat;
+
 namespace {
 
 constexpr std::string_view kDockerHub = "index.docker.io";
@@ -14,11 +18,11 @@ constexpr std::string_view kDockerHub = "index.docker.io";
 } // namespace
 
 std::string RegistryReference::str() const {
-  std::string out = concat(registry, "/", repository);
+  std::string out = strCat(registry, "/", repository);
   if (!digest.empty()) {
-    append(out, "@", digest);
+    strAppend(out, "@", digest);
   } else {
-    append(out, ":", tag);
+    strAppend(out, ":", tag);
   }
   return out;
 }
@@ -30,7 +34,7 @@ absl::StatusOr<RegistryReference> parseRegistryReference(std::string_view text) 
   const std::optional<contract::ImageReference> parsed =
       contract::parseImageReference(text, &error, contract::VersionRequired::kNo);
   if (!parsed) {
-    return absl::InvalidArgumentError(concat("invalid image reference \"", text, "\": ", error));
+    return absl::InvalidArgumentError(strCat("invalid image reference \"", text, "\": ", error));
   }
   RegistryReference ref;
   ref.registry = parsed->domain;
@@ -41,7 +45,7 @@ absl::StatusOr<RegistryReference> parseRegistryReference(std::string_view text) 
     ref.registry = std::string(kDockerHub);
   }
   if (ref.registry == kDockerHub && ref.repository.find('/') == std::string::npos) {
-    ref.repository = concat("library/", ref.repository);
+    ref.repository = strCat("library/", ref.repository);
   }
   if (ref.tag.empty() && ref.digest.empty()) {
     ref.tag = "latest";
@@ -55,7 +59,7 @@ bool isLayoutReference(std::string_view text) {
 
 absl::StatusOr<LayoutReference> parseLayoutReference(std::string_view text) {
   if (!isLayoutReference(text)) {
-    return absl::InvalidArgumentError(concat("\"", text, "\" is not an oci: layout reference"));
+    return absl::InvalidArgumentError(strCat("\"", text, "\" is not an oci: layout reference"));
   }
   const std::string_view rest = text.substr(4);
   if (rest.empty()) {
@@ -74,7 +78,7 @@ absl::StatusOr<LayoutReference> parseLayoutReference(std::string_view text) {
   out.ref = std::string(rest.substr(colon + 1));
   if (out.dir.empty()) {
     return absl::InvalidArgumentError(
-        concat("invalid image reference \"", text, "\": the directory is missing"));
+        strCat("invalid image reference \"", text, "\": the directory is missing"));
   }
   return out;
 }

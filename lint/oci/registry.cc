@@ -3,11 +3,14 @@
 #include <nlohmann/json.hpp>
 #include <openssl/evp.h>
 
+#include "contract/status_macros.h"
+#include "contract/strings.h"
 #include "lint/oci/source.h"
-#include "lint/status_macros.h"
-#include "lint/strings.h"
 
 namespace captf::lint::oci {
+
+using contract::strAppend;
+using contract::strCat;
 
 struct Hasher::Impl {
   EVP_MD_CTX* ctx = EVP_MD_CTX_new();
@@ -30,7 +33,7 @@ std::string Hasher::finish() {
   unsigned int len = 0;
   EVP_DigestFinal_ex(impl_->ctx, out.data(), &len);
   static constexpr std::string_view kHex = "0123456789abcdef";
-  std::string text = concat(impl_->algorithm, ":");
+  std::string text = strCat(impl_->algorithm, ":");
   for (unsigned int i = 0; i < len; ++i) {
     text += kHex[out[i] >> 4];
     text += kHex[out[i] & 0xF];
@@ -41,11 +44,11 @@ std::string Hasher::finish() {
 absl::Status verifyBlob(std::string_view bytes, const Descriptor& d) {
   if (static_cast<int64_t>(bytes.size()) != d.size) {
     return absl::DataLossError(
-        concat("blob ", d.digest, " has ", bytes.size(), " bytes, the descriptor says ", d.size));
+        strCat("blob ", d.digest, " has ", bytes.size(), " bytes, the descriptor says ", d.size));
   }
   const std::string algorithm = d.digest.substr(0, d.digest.find(':'));
   if (const std::string got = digestOf(bytes, algorithm); got != d.digest) {
-    return absl::DataLossError(concat("blob ", d.digest, " has digest ", got));
+    return absl::DataLossError(strCat("blob ", d.digest, " has digest ", got));
   }
   return absl::OkStatus();
 }
@@ -54,7 +57,7 @@ namespace {
 
 // "404 MANIFEST_UNKNOWN: manifest unknown" from a registry error answer.
 std::string describe(const HttpResponse& r) {
-  std::string out = concat(r.status);
+  std::string out = strCat(r.status);
   const nlohmann::json doc = nlohmann::json::parse(r.body, nullptr, /*allow_exceptions=*/false);
   if (doc.is_object() && doc.contains("errors") && doc["errors"].is_array()) {
     for (const auto& e : doc["errors"]) {
@@ -63,12 +66,12 @@ std::string describe(const HttpResponse& r) {
       }
       const std::string code = e.value("code", std::string());
       const std::string message = e.value("message", std::string());
-      append(out, " ", code, code.empty() || message.empty() ? "" : ": ", message);
+      strAppend(out, " ", code, code.empty() || message.empty() ? "" : ": ", message);
       break;
     }
   } else if (!r.body.empty() && r.body.size() < 200 &&
              r.body.find_first_of("\r\n") == std::string::npos) {
-    append(out, " ", r.body);
+    strAppend(out, " ", r.body);
   }
   return out;
 }
@@ -84,7 +87,7 @@ public:
   absl::StatusOr<FetchedManifest> root() override {
     CAPTF_ASSIGN_OR_RETURN(FetchedManifest m, fetchManifest(ref_.identifier()));
     if (!ref_.digest.empty() && m.digest != ref_.digest) {
-      return absl::DataLossError(concat(given_, ": the manifest's digest is ", m.digest));
+      return absl::DataLossError(strCat(given_, ": the manifest's digest is ", m.digest));
     }
     return m;
   }
@@ -92,7 +95,7 @@ public:
   absl::StatusOr<FetchedManifest> manifest(const Descriptor& d) override {
     CAPTF_ASSIGN_OR_RETURN(FetchedManifest m, fetchManifest(d.digest));
     if (absl::Status s = verifyBlob(m.bytes, d); !s.ok()) {
-      return absl::DataLossError(concat(given_, ": manifest ", s.message()));
+      return absl::DataLossError(strCat(given_, ": manifest ", s.message()));
     }
     if (m.media_type.empty()) {
       m.media_type = d.media_type;
@@ -102,17 +105,17 @@ public:
 
   absl::StatusOr<std::string> blob(const Descriptor& d, uint64_t max_bytes) override {
     if (static_cast<uint64_t>(d.size) > max_bytes) {
-      return absl::ResourceExhaustedError(concat(given_, ": blob ", d.digest, " has ", d.size,
+      return absl::ResourceExhaustedError(strCat(given_, ": blob ", d.digest, " has ", d.size,
                                                  " bytes, more than the limit of ", max_bytes));
     }
     CAPTF_ASSIGN_OR_RETURN(
-        HttpResponse r, request(concat("/v2/", ref_.repository, "/blobs/", d.digest), {},
-                                static_cast<uint64_t>(d.size), nullptr, concat("blob ", d.digest)));
+        HttpResponse r, request(strCat("/v2/", ref_.repository, "/blobs/", d.digest), {},
+                                static_cast<uint64_t>(d.size), nullptr, strCat("blob ", d.digest)));
     if (r.status != 200) {
-      return failed(r, concat("blob ", d.digest));
+      return failed(r, strCat("blob ", d.digest));
     }
     if (absl::Status s = verifyBlob(r.body, d); !s.ok()) {
-      return absl::DataLossError(concat(given_, ": ", s.message()));
+      return absl::DataLossError(strCat(given_, ": ", s.message()));
     }
     return std::move(r.body);
   }
@@ -120,10 +123,10 @@ public:
   absl::StatusOr<std::filesystem::path>
   blobFile(const Descriptor& d, const std::filesystem::path& scratch_dir) override {
     const std::filesystem::path dest =
-        scratch_dir / concat("blob-", d.digest.substr(d.digest.find(':') + 1));
+        scratch_dir / strCat("blob-", d.digest.substr(d.digest.find(':') + 1));
     std::ofstream out(dest, std::ios::binary | std::ios::trunc);
     if (!out) {
-      return absl::InternalError(concat("cannot write ", dest.string()));
+      return absl::InternalError(strCat("cannot write ", dest.string()));
     }
     Hasher hasher(d.digest.substr(0, d.digest.find(':')));
     uint64_t total = 0;
@@ -132,11 +135,11 @@ public:
       total += chunk.size();
       out.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
       return out ? absl::OkStatus()
-                 : absl::InternalError(concat("writing ", dest.string(), " failed"));
+                 : absl::InternalError(strCat("writing ", dest.string(), " failed"));
     };
-    const std::string what = concat("layer ", d.digest);
+    const std::string what = strCat("layer ", d.digest);
     CAPTF_ASSIGN_OR_RETURN(HttpResponse r,
-                           request(concat("/v2/", ref_.repository, "/blobs/", d.digest), {},
+                           request(strCat("/v2/", ref_.repository, "/blobs/", d.digest), {},
                                    static_cast<uint64_t>(d.size), &sink, what));
     if (r.status != 200) {
       return failed(r, what);
@@ -144,17 +147,17 @@ public:
     out.close();
     if (total != static_cast<uint64_t>(d.size)) {
       return absl::DataLossError(
-          concat(given_, ": ", what, " has ", total, " bytes, the manifest says ", d.size));
+          strCat(given_, ": ", what, " has ", total, " bytes, the manifest says ", d.size));
     }
     if (const std::string got = hasher.finish(); got != d.digest) {
-      return absl::DataLossError(concat(given_, ": ", what, " has digest ", got));
+      return absl::DataLossError(strCat(given_, ": ", what, " has digest ", got));
     }
     return dest;
   }
 
 private:
   absl::Status failed(const HttpResponse& r, std::string_view what) const {
-    const std::string msg = concat(given_, ": GET ", what, " from ", ref_.registry, "/",
+    const std::string msg = strCat(given_, ": GET ", what, " from ", ref_.registry, "/",
                                    ref_.repository, " answered ", describe(r));
     switch (r.status) {
     case 401:
@@ -168,9 +171,9 @@ private:
   }
 
   absl::StatusOr<FetchedManifest> fetchManifest(const std::string& identifier) {
-    const std::string what = concat("manifest ", identifier);
+    const std::string what = strCat("manifest ", identifier);
     CAPTF_ASSIGN_OR_RETURN(HttpResponse r,
-                           request(concat("/v2/", ref_.repository, "/manifests/", identifier),
+                           request(strCat("/v2/", ref_.repository, "/manifests/", identifier),
                                    {{"Accept", manifestAcceptHeader()}}, kMaxManifestBytes, nullptr,
                                    what));
     if (r.status != 200) {
@@ -207,19 +210,19 @@ private:
     absl::Status last;
     for (const std::string& scheme : schemes) {
       absl::StatusOr<HttpResponse> ping =
-          http_.get(concat(scheme, "://", ref_.registry, "/v2/"), {}, 64 * 1024);
+          http_.get(strCat(scheme, "://", ref_.registry, "/v2/"), {}, 64 * 1024);
       if (!ping.ok()) {
         last = ping.status();
         continue;
       }
-      base_ = concat(scheme, "://", ref_.registry);
+      base_ = strCat(scheme, "://", ref_.registry);
       if (ping->status == 200) {
         ready_ = true;
         return absl::OkStatus();
       }
       if (ping->status != 401) {
         return absl::UnavailableError(
-            concat(given_, ": the registry ", ref_.registry, " answered ", describe(*ping),
+            strCat(given_, ": the registry ", ref_.registry, " answered ", describe(*ping),
                    " to GET /v2/: it does not speak the distribution API v2"));
       }
       CAPTF_RETURN_IF_ERROR(authenticate(*ping, ""));
@@ -227,7 +230,7 @@ private:
       return absl::OkStatus();
     }
     const std::string hint = options_.insecure ? "" : " (use --insecure for a plain-HTTP registry)";
-    return absl::Status(last.code(), concat(given_, ": cannot reach the registry ", ref_.registry,
+    return absl::Status(last.code(), strCat(given_, ": cannot reach the registry ", ref_.registry,
                                             ": ", last.message(), hint));
   }
 
@@ -238,7 +241,7 @@ private:
     for (const std::string& value : unauthorized.headerValues("WWW-Authenticate")) {
       absl::StatusOr<std::vector<Challenge>> parsed = parseChallenges(value);
       if (!parsed.ok()) {
-        return absl::PermissionDeniedError(concat(given_, ": ", parsed.status().message()));
+        return absl::PermissionDeniedError(strCat(given_, ": ", parsed.status().message()));
       }
       challenges.insert(challenges.end(), parsed->begin(), parsed->end());
     }
@@ -257,14 +260,14 @@ private:
     if (basic != nullptr) {
       if (!credentials_) {
         return absl::PermissionDeniedError(
-            concat(given_, ": the registry ", ref_.registry,
+            strCat(given_, ": the registry ", ref_.registry,
                    " asks for a user and password (Basic), and the Docker config has none for it"));
       }
       authorization_ = basicAuthorization(*credentials_);
       return absl::OkStatus();
     }
     return absl::PermissionDeniedError(
-        concat(given_, ": the registry ", ref_.registry,
+        strCat(given_, ": the registry ", ref_.registry,
                " answered 401 without a Bearer or Basic WWW-Authenticate challenge"));
   }
 
@@ -272,21 +275,21 @@ private:
     const auto realm = challenge.params.find("realm");
     if (realm == challenge.params.end() || realm->second.empty()) {
       return absl::PermissionDeniedError(
-          concat(given_, ": the registry's Bearer challenge has no realm"));
+          strCat(given_, ": the registry's Bearer challenge has no realm"));
     }
     std::string url = realm->second;
     std::string query;
     if (const auto service = challenge.params.find("service"); service != challenge.params.end()) {
-      append(query, "service=", queryEscape(service->second));
+      strAppend(query, "service=", queryEscape(service->second));
     }
     std::string want_scope(scope);
     if (want_scope.empty()) {
       const auto s = challenge.params.find("scope");
       want_scope =
-          s != challenge.params.end() ? s->second : concat("repository:", ref_.repository, ":pull");
+          s != challenge.params.end() ? s->second : strCat("repository:", ref_.repository, ":pull");
     }
-    append(query, query.empty() ? "" : "&", "scope=", queryEscape(want_scope));
-    append(url, url.find('?') == std::string::npos ? "?" : "&", query);
+    strAppend(query, query.empty() ? "" : "&", "scope=", queryEscape(want_scope));
+    strAppend(url, url.find('?') == std::string::npos ? "?" : "&", query);
     Headers headers;
     if (credentials_) {
       headers.emplace_back("Authorization", basicAuthorization(*credentials_));
@@ -294,19 +297,19 @@ private:
     absl::StatusOr<HttpResponse> r = http_.get(url, headers, 1u << 20);
     if (!r.ok()) {
       return absl::Status(r.status().code(),
-                          concat(given_, ": the token endpoint: ", r.status().message()));
+                          strCat(given_, ": the token endpoint: ", r.status().message()));
     }
     if (r->status != 200) {
-      return absl::PermissionDeniedError(concat(given_, ": the token endpoint ", realm->second,
+      return absl::PermissionDeniedError(strCat(given_, ": the token endpoint ", realm->second,
                                                 " answered ", describe(*r),
                                                 credentials_ ? "" : " (no credentials were sent)"));
     }
     absl::StatusOr<std::string> token = parseTokenResponse(r->body);
     if (!token.ok()) {
       return absl::PermissionDeniedError(
-          concat(given_, ": the token endpoint ", realm->second, ": ", token.status().message()));
+          strCat(given_, ": the token endpoint ", realm->second, ": ", token.status().message()));
     }
-    authorization_ = concat("Bearer ", *token);
+    authorization_ = strCat("Bearer ", *token);
     return absl::OkStatus();
   }
 
@@ -321,12 +324,12 @@ private:
       if (authorization_) {
         h.emplace_back("Authorization", *authorization_);
       }
-      const std::string url = concat(base_, path);
+      const std::string url = strCat(base_, path);
       absl::StatusOr<HttpResponse> r =
           sink != nullptr ? http_.download(url, h, max_body, *sink) : http_.get(url, h, max_body);
       if (!r.ok()) {
         return absl::Status(r.status().code(),
-                            concat(given_, ": GET ", what, ": ", r.status().message()));
+                            strCat(given_, ": GET ", what, ": ", r.status().message()));
       }
       if (r->status != 401 || attempt > 0) {
         return r;

@@ -2,10 +2,13 @@
 
 #include <set>
 
-#include "lint/status_macros.h"
-#include "lint/strings.h"
+#include "contract/status_macros.h"
+#include "contract/strings.h"
 
 namespace captf::lint::oci {
+
+using contract::strCat;
+
 namespace {
 
 constexpr int kMaxDepth = 8;
@@ -26,7 +29,7 @@ public:
                              load(top.digest, std::move(*image), std::nullopt));
       if (options_.platform_explicit && !satisfies(selected.platform, options_.platform)) {
         out.platform_error =
-            concat("the image is for ", selected.platform.str(), ", not ", options_.platform.str());
+            strCat("the image is for ", selected.platform.str(), ", not ", options_.platform.str());
         return out;
       }
       out.images.push_back(std::move(selected));
@@ -37,7 +40,7 @@ public:
     CAPTF_RETURN_IF_ERROR(walk(std::get<Index>(parsed), 1, out));
     if (out.images.empty()) {
       out.platform_error =
-          concat("the index has no manifest for ",
+          strCat("the index has no manifest for ",
                  options_.all_platforms ? std::string("any platform") : options_.platform.str());
     }
     return out;
@@ -48,7 +51,7 @@ private:
     absl::StatusOr<Manifest> parsed = parseManifest(m.bytes, m.media_type);
     if (!parsed.ok()) {
       return absl::InvalidArgumentError(
-          concat(source_.name(), ": manifest ", m.digest, ": ", parsed.status().message()));
+          strCat(source_.name(), ": manifest ", m.digest, ": ", parsed.status().message()));
     }
     return parsed;
   }
@@ -59,7 +62,7 @@ private:
                            source_.blob(manifest.config, kMaxConfigBytes));
     absl::StatusOr<ImageConfig> config = parseConfig(config_bytes);
     if (!config.ok()) {
-      return absl::InvalidArgumentError(concat(source_.name(), ": config ", manifest.config.digest,
+      return absl::InvalidArgumentError(strCat(source_.name(), ": config ", manifest.config.digest,
                                                ": ", config.status().message()));
     }
     SelectedImage out;
@@ -78,7 +81,7 @@ private:
   absl::Status walk(const Index& index, int depth, Resolution& out) {
     if (depth > kMaxDepth) {
       return absl::InvalidArgumentError(
-          concat(source_.name(), ": indexes are nested more than ", kMaxDepth, " levels deep"));
+          strCat(source_.name(), ": indexes are nested more than ", kMaxDepth, " levels deep"));
     }
     for (const Descriptor& d : index.manifests) {
       if (done_) {
@@ -86,7 +89,7 @@ private:
       }
       if (++seen_ > kMaxManifests) {
         return absl::InvalidArgumentError(
-            concat(source_.name(), ": the index lists more than ", kMaxManifests, " manifests"));
+            strCat(source_.name(), ": the index lists more than ", kMaxManifests, " manifests"));
       }
       if (isAttestation(d)) {
         continue;
@@ -102,7 +105,7 @@ private:
           continue;
         }
         return absl::InvalidArgumentError(
-            concat(source_.name(), ": ", d.digest, " is described as an index but is not one"));
+            strCat(source_.name(), ": ", d.digest, " is described as an index but is not one"));
       }
       // A known platform that does not match needs no fetch.
       if (d.platform && !options_.all_platforms && !satisfies(*d.platform, options_.platform)) {

@@ -4,9 +4,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "lint/strings.h"
+#include "contract/strings.h"
 
 namespace captf::lint {
+
+using contract::strAppend;
+using contract::strCat;
+
 namespace {
 
 using ordered_json = nlohmann::ordered_json;
@@ -38,7 +42,7 @@ absl::StatusOr<std::string> dump(const ordered_json& doc) {
   try {
     return goEscape(doc.dump(2)) + "\n";
   } catch (const nlohmann::json::exception& e) {
-    return absl::InvalidArgumentError(concat("the JSON encoding failed: ", e.what()));
+    return absl::InvalidArgumentError(strCat("the JSON encoding failed: ", e.what()));
   }
 }
 
@@ -49,18 +53,18 @@ std::string renderText(const Report& report) {
   if (report.image) {
     std::string platforms;
     for (const std::string& p : report.image->platforms) {
-      append(platforms, platforms.empty() ? "" : ", ", p);
+      strAppend(platforms, platforms.empty() ? "" : ", ", p);
     }
-    append(out, "image ", report.image->ref, " (", report.image->digest, ") platforms ", platforms,
-           "\n");
+    strAppend(out, "image ", report.image->ref, " (", report.image->digest, ") platforms ",
+              platforms, "\n");
   }
   for (const Finding& f : report.findings) {
-    append(out, severityName(f.severity), " ", f.id, " ", f.file.empty() ? "-" : f.file, ":",
-           f.line, " ", f.message, "\n");
+    strAppend(out, severityName(f.severity), " ", f.id, " ", f.file.empty() ? "-" : f.file, ":",
+              f.line, " ", f.message, "\n");
   }
   const Summary s = summarize(report.findings);
-  append(out, s.error, " error(s), ", s.warning, " warning(s), ", s.info, " info (read ",
-         report.file_set, " files)\n");
+  strAppend(out, s.error, " error(s), ", s.warning, " warning(s), ", s.info, " info (read ",
+            report.file_set, " files)\n");
   return out;
 }
 

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cctype>
 
-#include <yaml-cpp/yaml.h>
-
 #include "manager/api/codec.h"
 #include "manager/api/keys.h"
 #include "manager/api/templates.h"
@@ -12,6 +10,7 @@
 #include "manager/api/terraform_cluster_identity.h"
 #include "manager/api/terraform_machine.h"
 #include "manager/api/terraform_machine_pool.h"
+#include "manager/api/yaml.h"
 
 namespace captf::api {
 namespace {
@@ -67,76 +66,6 @@ std::string lower(std::string_view s) {
   std::transform(out.begin(), out.end(), out.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return out;
-}
-
-bool needsQuotes(const std::string& s) {
-  // Leave it to yaml-cpp, except for the plain scalars YAML 1.1 and 1.2
-  // readers would take for booleans, nulls or numbers.
-  static const std::vector<std::string> kSpecial = {
-      "",      "~",     "null", "Null", "NULL", "true", "True", "TRUE", "false",
-      "False", "FALSE", "yes",  "Yes",  "YES",  "no",   "No",   "NO",   "on",
-      "On",    "ON",    "off",  "Off",  "OFF",  "y",    "Y",    "n",    "N"};
-  if (std::find(kSpecial.begin(), kSpecial.end(), s) != kSpecial.end()) {
-    return true;
-  }
-  const bool numeric = std::all_of(s.begin(), s.end(), [](unsigned char c) {
-    return std::isdigit(c) || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E';
-  });
-  return numeric;
-}
-
-void emit(YAML::Emitter& out, const nlohmann::json& j) {
-  switch (j.type()) {
-  case nlohmann::json::value_t::object:
-    if (j.empty()) {
-      out << YAML::Flow << YAML::BeginMap << YAML::EndMap;
-      return;
-    }
-    out << YAML::BeginMap;
-    for (const auto& [k, v] : j.items()) {
-      out << YAML::Key << k << YAML::Value;
-      emit(out, v);
-    }
-    out << YAML::EndMap;
-    return;
-  case nlohmann::json::value_t::array:
-    if (j.empty()) {
-      out << YAML::Flow << YAML::BeginSeq << YAML::EndSeq;
-      return;
-    }
-    out << YAML::BeginSeq;
-    for (const auto& v : j) {
-      emit(out, v);
-    }
-    out << YAML::EndSeq;
-    return;
-  case nlohmann::json::value_t::string: {
-    const auto& s = j.get_ref<const std::string&>();
-    if (needsQuotes(s)) {
-      out << YAML::DoubleQuoted << s;
-    } else {
-      out << s;
-    }
-    return;
-  }
-  case nlohmann::json::value_t::boolean:
-    out << j.get<bool>();
-    return;
-  case nlohmann::json::value_t::number_integer:
-    out << j.get<std::int64_t>();
-    return;
-  case nlohmann::json::value_t::number_unsigned:
-    out << j.get<std::uint64_t>();
-    return;
-  case nlohmann::json::value_t::number_float:
-    out << j.get<double>();
-    return;
-  case nlohmann::json::value_t::null:
-  case nlohmann::json::value_t::binary:
-  case nlohmann::json::value_t::discarded:
-    out << YAML::Null;
-    return;
-  }
 }
 
 } // namespace
@@ -300,17 +229,9 @@ nlohmann::json crdToJson(const CrdInfo& crd) {
   };
 }
 
-std::string jsonToYaml(const nlohmann::json& doc) {
-  YAML::Emitter out;
-  out.SetIndent(2);
-  out.SetSeqFormat(YAML::Block);
-  out.SetMapFormat(YAML::Block);
-  emit(out, doc);
-  return std::string(out.c_str()) + "\n";
-}
-
 std::string renderCrdYaml(const CrdInfo& crd) {
-  return std::string(kHeader) + "---\n" + jsonToYaml(crdToJson(crd));
+  return std::string(kHeader) + "---\n" +
+         toYaml(crdToJson(crd), YamlStrings::kPlainWhereUnambiguous);
 }
 
 std::string crdFileName(const CrdInfo& crd) {

@@ -55,8 +55,4 @@ struct CrdInfo {
 // constraints and description, from the same schemas as the CRDs.
 [[nodiscard]] std::string renderApiReference(const std::vector<CrdInfo>& crds);
 
-// Renders any JSON document as YAML (block style, keys in the JSON's
-// order, strings quoted whenever YAML would read them as something else).
-[[nodiscard]] std::string jsonToYaml(const nlohmann::json& doc);
-
 } // namespace captf::api

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include "absl/strings/escaping.h"
 #include "contract/digest.h"
+#include "contract/text.h"
 #include "manager/api/conditions.h"
 #include "manager/api/keys.h"
 #include "manager/controllers/kinds.h"
@@ -10,6 +12,7 @@
 #include "manager/kube/errors.h"
 #include "manager/kube/selector.h"
 #include "manager/kube/strings.h"
+#include "manager/lifecycle/job_builder.h"
 
 namespace captf::controllers {
 
@@ -45,6 +48,57 @@ bool hasOwner(const json& secret, const std::string& uid) {
 }
 
 } // namespace
+
+std::string_view fileOnlyReasonName(FileOnlyReason reason) {
+  switch (reason) {
+  case FileOnlyReason::kBinaryValue:
+    return "not text";
+  case FileOnlyReason::kNotAnEnvName:
+    return "not an environment variable name";
+  }
+  return "unknown";
+}
+
+namespace {
+
+// Valid UTF-8 (no overlong form, surrogate or code point past U+10FFFF)
+// without a NUL byte.
+bool isEnvText(std::string_view value) {
+  for (std::size_t i = 0; i < value.size();) {
+    if (value[i] == '\0') {
+      return false;
+    }
+    const std::size_t length = contract::utf8SequenceLength(value, i);
+    if (length == 0) {
+      return false;
+    }
+    i += length;
+  }
+  return true;
+}
+
+} // namespace
+
+CredentialDelivery deliveryOf(const json& secret) {
+  CredentialDelivery delivery;
+  const json* data = kube::fieldAt(secret, "data");
+  if (data == nullptr || !data->is_object()) {
+    return delivery;
+  }
+  for (const auto& [key, encoded] : data->items()) { // nlohmann orders keys
+    delivery.files.push_back(key);
+    std::string value;
+    if (!encoded.is_string() || !absl::Base64Unescape(encoded.get<std::string>(), &value) ||
+        !isEnvText(value)) {
+      delivery.file_only.push_back({key, FileOnlyReason::kBinaryValue});
+    } else if (!lifecycle::isEnvVarName(key)) {
+      delivery.file_only.push_back({key, FileOnlyReason::kNotAnEnvName});
+    } else {
+      delivery.env.push_back(key);
+    }
+  }
+  return delivery;
+}
 
 std::string mirrorSecretName(const std::string& identity) {
   std::string name = kMirrorPrefix + identity;
@@ -160,6 +214,9 @@ IdentityResult IdentityResolver::resolve(const json& object, const std::string& 
   }
   result.allowed = cond("True", api::conditions::kReasonIdentityAllowed, "");
   result.mirrored = mirror(object, identity, *source, result.mirror_name, result.transient);
+  if (result.mirrored.isTrue()) {
+    result.delivery = deliveryOf(*source);
+  }
   return result;
 }
 

@@ -7,6 +7,8 @@
 // mirror lives in the main cache (captf.io/managed=true).
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -25,11 +27,53 @@ struct ConditionResult {
   bool isTrue() const { return status == "True"; }
 };
 
+// Why a credential key is a file only, not also an environment variable.
+enum class FileOnlyReason {
+  // The value is not valid UTF-8, holds a NUL byte, or is not base64: a
+  // process environment cannot carry it (a NUL ends the value; runc and
+  // Go's exec refuse it outright) and a runtime reading it as text would get
+  // other bytes than the Secret holds.
+  kBinaryValue,
+  // The key is a valid Secret key but no valid environment variable name
+  // (lifecycle::isEnvVarName), e.g. it starts with a digit.
+  kNotAnEnvName,
+};
+
+std::string_view fileOnlyReasonName(FileOnlyReason reason);
+
+struct FileOnlyKey {
+  std::string key;
+  FileOnlyReason reason;
+
+  bool operator==(const FileOnlyKey&) const = default;
+};
+
+// How the keys of a credential Secret reach the Job pod
+// (docs/decisions/manager-identity.md, "Delivery"): every key is a file
+// /var/run/captf/credentials/<key>, byte for byte; a key is also an
+// environment variable (a secretKeyRef) only when its value is text (valid
+// UTF-8 without NUL) and the key is a valid variable name. Key lists are in
+// key order.
+struct CredentialDelivery {
+  std::vector<std::string> files;     // every key
+  std::vector<std::string> env;       // the keys that are also variables
+  std::vector<FileOnlyKey> file_only; // files \ env, with the reason
+
+  bool operator==(const CredentialDelivery&) const = default;
+};
+
+// The delivery of `secret` (a v1 Secret as JSON; its base64 `data`). Pure;
+// never fails: what cannot be decoded is a file only.
+CredentialDelivery deliveryOf(const nlohmann::json& secret);
+
 struct IdentityResult {
   ConditionResult allowed;  // IdentityAllowed
   ConditionResult mirrored; // CredentialsMirrored
   std::string identity;     // effective identity name ("" when none)
   std::string mirror_name;  // captf-creds-<identity> when mirrored
+  // When mirrored: how the mirror's keys reach the Job (the source's data,
+  // which the mirror now holds byte for byte).
+  CredentialDelivery delivery;
   // The captf_identity_denied_total reason when denied ("notfound",
   // "namespace"); the caller counts it on the condition's transition.
   std::string denied;

@@ -86,6 +86,15 @@ absl::Status MemberKind::reconcileOwner(WorkloadPass& pass) {
   const std::string cluster_label =
       label == pass.meta->labels.end() ? std::string() : label->second;
   pass.cluster_name = cluster_label;
+  // CAPI's convention: the owners on every later line of the reconcile.
+  kube::LogValues owners = kube::LogValues::object();
+  if (!cluster_label.empty()) {
+    owners["Cluster"] = kube::objectRef(pass.id.ns, cluster_label);
+  }
+  if (owner != nullptr) {
+    owners[owner_kind] = kube::objectRef(pass.id.ns, owner->name);
+  }
+  pass.log = pass.log.withValues(owners);
   if (owner == nullptr || cluster_label.empty()) {
     // With the label but no owner (gone, or never there) a deletion still
     // destroys from the durable inputs; without the label nothing runs.

@@ -1,13 +1,30 @@
 #include "manager/controllers/metrics.h"
 
+#include <map>
+
 #include "contract/roles.h"
+#include "manager/api/enum_names.h"
+#include "manager/api/keys.h"
+#include "manager/api/workspace.h"
+#include "manager/controllers/kinds.h"
+#include "manager/kube/object.h"
+#include "manager/kube/strings.h"
+#include "manager/lifecycle/history.h"
 
 namespace captf::controllers {
 
 namespace {
 
+using kube::str;
+
+constexpr char kJobsActive[] = "captf_jobs_active";
+
 std::string alpha(const char* help) {
   return std::string("[ALPHA] ") + help;
+}
+
+std::string jobsActiveHelp() {
+  return alpha("Runner Jobs running now, from the Job cache.");
 }
 
 // Jobs run from seconds to the one-hour default deadline.
@@ -110,8 +127,37 @@ CaptfMetrics::CaptfMetrics(kube::MetricsRegistry& r, const std::string& version,
                                           "or the failure class)."),
                                     {"result"})),
       build_info(r.gauge("captf_build_info", alpha("Build information; constant 1."),
-                         {"version", "commit", "contract"})) {
+                         {"version", "commit", "contract"})),
+      registry_(r) {
   build_info.withLabels({version, commit, std::string(contract::kContractVersion)}).set(1);
+  r.gaugeFunc(kJobsActive, jobsActiveHelp(), {"kind", "op"}, [](Samples&) {});
+}
+
+void CaptfMetrics::countActiveJobsFrom(kube::Reader& jobs) {
+  // Re-registering a scrape-time gauge replaces its collector under the
+  // registry's lock, so a render sees the old source or the new one.
+  registry_.gaugeFunc(kJobsActive, jobsActiveHelp(), {"kind", "op"}, [&jobs](Samples& samples) {
+    kube::ListOptions managed;
+    managed.label_selector = str(api::kLabelManaged) + "=true";
+    auto listed = jobs.list(kinds::kJob, managed);
+    if (!listed.ok()) {
+      return; // a scrape without the series rather than a wrong count
+    }
+    Samples counted = activeJobs(listed->items);
+    samples.insert(samples.end(), counted.begin(), counted.end());
+  });
+}
+
+CaptfMetrics::Samples CaptfMetrics::activeJobs(const std::vector<nlohmann::json>& jobs) {
+  std::map<std::vector<std::string>, double> counts;
+  for (const nlohmann::json& job : jobs) {
+    auto record = lifecycle::jobRecordFromJob(job);
+    if (record.ok() && record->outcome == lifecycle::JobOutcome::kActive) {
+      counts[{kube::meta::labels(job).value(str(api::kLabelOwnerKind), ""),
+              str(api::enumName(record->operation))}] += 1;
+    }
+  }
+  return Samples(counts.begin(), counts.end());
 }
 
 void CaptfMetrics::forgetObject(const std::string& kind, const std::string& ns,
@@ -120,8 +166,8 @@ void CaptfMetrics::forgetObject(const std::string& kind, const std::string& ns,
                                     &state_resources, &state_bytes, &inputs_bytes}) {
     family->remove({kind, ns, name});
   }
-  for (const char* op : {"apply", "destroy", "drift", "refresh", "restore", "plan"}) {
-    last_success_timestamp_seconds.remove({kind, ns, name, op});
+  for (const auto& [op, op_name] : api::EnumNames<api::Operation>::kValues) {
+    last_success_timestamp_seconds.remove({kind, ns, name, std::string(op_name)});
   }
   if (kind == "TerraformMachine") {
     unhealthy_samples.remove({ns, name});

@@ -456,29 +456,9 @@ absl::Status setupControllers(kube::Manager& manager, const ControllerSettings& 
                     *controllers->reports_, manager.metrics(), logger),
                 kube::NeedLeaderElection::kYes);
   }
-  // captf_jobs_active (docs/reference: metrics): running runner Jobs by
-  // kind and operation, counted from the Job cache at scrape time.
-  manager.metrics().gaugeFunc(
-      "captf_jobs_active", "[ALPHA] Runner Jobs running now, from the Job cache.", {"kind", "op"},
-      [&cache](auto& samples) {
-        kube::ListOptions managed;
-        managed.label_selector = str(api::kLabelManaged) + "=true";
-        auto listed = cache.list(kinds::kJob, managed);
-        if (!listed.ok()) {
-          return;
-        }
-        std::map<std::pair<std::string, std::string>, double> counts;
-        for (const json& job : listed->items) {
-          auto record = lifecycle::jobRecordFromJob(job);
-          if (record.ok() && record->outcome == lifecycle::JobOutcome::kActive) {
-            counts[{kube::meta::labels(job).value(str(api::kLabelOwnerKind), ""),
-                    str(api::enumName(record->operation))}] += 1;
-          }
-        }
-        for (const auto& [labels, count] : counts) {
-          samples.push_back({{labels.first, labels.second}, count});
-        }
-      });
+  // captf_jobs_active: running runner Jobs, counted from the Job cache at
+  // every scrape (docs/reference/metrics.md).
+  controllers->metrics_.countActiveJobsFrom(cache);
   OrphanSweep* sweep = &controllers->sweep_;
   manager.add(std::make_unique<kube::RunnableFunc>(
                   [sweep](std::stop_token stop) { return sweep->run(std::move(stop)); }),

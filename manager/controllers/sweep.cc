@@ -50,8 +50,8 @@ absl::StatusOr<int> OrphanSweep::sweepOnce() {
       }
       if (s.ok()) {
         ++deleted;
-        logger_->info("orphan sweep deleted kind={} object={}/{}", gvk->kind, ns,
-                      kube::meta::name(object));
+        log_.info("orphan sweep deleted",
+                  {{gvk->kind, kube::objectRef(ns, kube::meta::name(object))}});
       }
     }
   }
@@ -62,7 +62,7 @@ absl::Status OrphanSweep::run(std::stop_token stop) {
   while (!stop.stop_requested()) {
     auto swept = sweepOnce();
     if (!swept.ok()) {
-      logger_->warn("orphan sweep failed error=\"{}\"", std::string(swept.status().message()));
+      log_.error("orphan sweep failed", swept.status());
     }
     clock_.sleepFor(period_, stop);
   }

@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "manager/kube/client.h"
 #include "manager/kube/clock.h"
+#include "manager/kube/logging.h"
 
 namespace captf::controllers {
 
@@ -26,7 +27,7 @@ public:
   OrphanSweep(kube::Client& api, kube::Clock& clock, std::string watch_namespace,
               std::chrono::seconds period, std::shared_ptr<spdlog::logger> logger)
       : api_(api), clock_(clock), namespace_(std::move(watch_namespace)), period_(period),
-        logger_(std::move(logger)) {}
+        log_(kube::Logger(std::move(logger)).withValues({{"runnable", "orphan-sweep"}})) {}
 
   // One sweep; returns how many objects it deleted.
   absl::StatusOr<int> sweepOnce();
@@ -40,7 +41,7 @@ private:
   kube::Clock& clock_;
   const std::string namespace_;
   const std::chrono::seconds period_;
-  std::shared_ptr<spdlog::logger> logger_;
+  kube::Logger log_;
 };
 
 } // namespace captf::controllers

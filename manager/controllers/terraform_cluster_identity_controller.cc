@@ -10,6 +10,7 @@
 #include "manager/controllers/identity.h"
 #include "manager/controllers/kinds.h"
 #include "manager/kube/errors.h"
+#include "manager/kube/object.h"
 #include "manager/kube/strings.h"
 #include "manager/lifecycle/ready.h"
 
@@ -150,11 +151,22 @@ TerraformClusterIdentityReconciler::reconcile(const kube::ReconcileContext& ctx,
     if (found &&
         kube::meta::annotations(mirror).value(str(api::kAnnotationSourceHash), "") != hash) {
       // Rotated: a byte-for-byte copy of the new data, guarded by the
-      // resourceVersion (a using object may be writing it too).
+      // resourceVersion (a using object may be writing it too). A merge
+      // patch keeps keys it does not name, so a key the source dropped is
+      // removed with null.
+      json new_data = data;
+      if (const json* old_data = kube::fieldAt(mirror, "data");
+          old_data != nullptr && old_data->is_object()) {
+        for (const auto& [key_name, value] : old_data->items()) {
+          if (!data.contains(key_name)) {
+            new_data[key_name] = nullptr;
+          }
+        }
+      }
       const json patch = {{"metadata",
                            {{"resourceVersion", kube::meta::resourceVersion(mirror)},
                             {"annotations", {{str(api::kAnnotationSourceHash), hash}}}}},
-                          {"data", data}};
+                          {"data", new_data}};
       auto written = deps_.api.patch(kinds::kSecret, key, kube::PatchType::kMerge, patch);
       if (!written.ok() && !kube::isNotFound(written.status()) &&
           !kube::isConflict(written.status())) {
@@ -184,8 +196,8 @@ TerraformClusterIdentityReconciler::reconcile(const kube::ReconcileContext& ctx,
                              : "Secret " + source_name + " does not exist");
   }
   if (!failed.ok()) {
-    ctx.log.info("identity mirrors not all reconciled identity={} error=\"{}\"", name,
-                 std::string(failed.message()));
+    ctx.log.info("identity mirrors not all reconciled",
+                 {{"failure", std::string(failed.message())}});
     return failed;
   }
   // The source Secret is not watched: a rotation is found at the next resync.

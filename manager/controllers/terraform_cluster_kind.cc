@@ -66,6 +66,8 @@ public:
       return absl::OkStatus();
     }
     pass.cluster_name = owner->name;
+    // CAPI's convention: the owner on every later line of the reconcile.
+    pass.log = pass.log.withValues({{"Cluster", kube::objectRef(pass.id.ns, owner->name)}});
     auto cluster = deps_.cached.get(kinds::kCluster, {pass.id.ns, owner->name});
     if (!cluster.ok()) {
       if (!kube::isNotFound(cluster.status())) {

@@ -163,19 +163,18 @@ TerraformMachineTemplateReconciler::reconcile(const kube::ReconcileContext& ctx,
   kube::Result result;
   auto labels = read_labels_(image, configs);
   Resolved out;
+  std::string error_reason; // of captf_image_inspect_errors_total, "" when none
   if (!labels.ok()) {
     out.status = ConditionStatus::kFalse;
     out.reason = cond::kReasonImageInspectFailed;
     out.message = "reading image " + image + " from registry " + registryOf(image) +
                   " failed: " + std::string(labels.status().message());
-    deps_.metrics.image_inspect_errors_total
-        .withLabels({kube::isNotFound(labels.status()) ? "not_found" : "registry"})
-        .inc();
+    error_reason = kube::isNotFound(labels.status()) ? "not_found" : "registry";
     result.requeue = true; // backoff
   } else {
     out = fromLabels(*labels, image);
     if (out.reason == cond::kReasonCapacityLabelInvalid) {
-      deps_.metrics.image_inspect_errors_total.withLabels({"label_invalid"}).inc();
+      error_reason = "label_invalid";
     }
     status.capacity = out.capacity;
     status.node_info = out.node_info;
@@ -190,10 +189,17 @@ TerraformMachineTemplateReconciler::reconcile(const kube::ReconcileContext& ctx,
   if (absl::Status s = patcher.patchStatus(api::toJson(original), api::toJson(status)); !s.ok()) {
     return kube::isNotFound(s) ? absl::StatusOr<kube::Result>(kube::Result{}) : s;
   }
+  // A failure counts once, when it begins (a failure counter counts
+  // transitions, docs/reference/metrics.md): the condition turned to it, or
+  // a new generation (another image) failed; not every retry of one image.
+  if (!error_reason.empty() && (changed || resolved == nullptr ||
+                                resolved->observed_generation != tmpl.metadata.generation)) {
+    deps_.metrics.image_inspect_errors_total.withLabels({error_reason}).inc();
+  }
   if (out.reason == cond::kReasonImageInspectFailed) {
     deps_.events.event(*object, kube::EventType::kWarning, "ImageInspectFailed", "Resolve",
                        out.message);
-    ctx.log.info("image inspection failed object={} error=\"{}\"", request.str(), out.message);
+    ctx.log.info("image inspection failed", {{"detail", out.message}});
   } else if (changed) {
     deps_.events.event(
         *object,

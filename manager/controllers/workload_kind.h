@@ -17,7 +17,6 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
-#include <spdlog/logger.h>
 
 #include "absl/status/statusor.h"
 #include "contract/roles.h"
@@ -131,7 +130,10 @@ struct WorkloadPass {
   api::Time now;
   std::int64_t generation = 0;
   bool deleting = false;
-  spdlog::logger* log = nullptr;
+  // The reconcile's logger (kube::ReconcileContext::log) with the owners
+  // WorkloadKind::reconcileOwner resolved: "Cluster", and "Machine" or
+  // "MachinePool" for the kinds they own.
+  kube::Logger log;
 
   // Owner (WorkloadKind::reconcileOwner): the Cluster's name, the owner
   // (Cluster, Machine, MachinePool; null when none / gone), the Cluster.

@@ -6,7 +6,6 @@
 #include <map>
 #include <optional>
 
-#include "absl/strings/str_join.h"
 #include "contract/digest.h"
 #include "contract/git_source.h"
 #include "contract/image_reference.h"
@@ -137,20 +136,6 @@ void reportHealth(WorkloadPass& pass, const workspace::HealthCondition& health) 
   }
 }
 
-// ---- approvals -------------------------------------------------------------------
-
-namespace {
-
-// `kubectl -n <ns> annotate <resource> <name> <key>=<value> --overwrite`:
-// the command a message tells the user to run.
-std::string approveCommand(std::string_view resource, const lifecycle::ObjectIdentity& id,
-                           std::string_view key, const std::string& value) {
-  return "kubectl -n " + id.ns + " annotate " + str(resource) + " " + id.name + " " + str(key) +
-         "=" + value + " --overwrite";
-}
-
-} // namespace
-
 // ---- WorkloadReconciler ------------------------------------------------------------
 
 WorkloadReconciler::WorkloadReconciler(ReconcilerDeps deps, std::unique_ptr<WorkloadKind> kind)
@@ -163,12 +148,6 @@ std::string WorkloadReconciler::kind() const {
   return kind_->gvk().kind;
 }
 
-std::string WorkloadReconciler::planChangedMessage(const lifecycle::ObjectIdentity& id,
-                                                   const std::string& plan_hash) const {
-  return "the approved plan changed; new plan " + plan_hash + " awaits approval: " +
-         approveCommand(kind_->resource(), id, api::kAnnotationApprovePlan, plan_hash);
-}
-
 absl::StatusOr<kube::Result> WorkloadReconciler::reconcile(const kube::ReconcileContext& ctx,
                                                            const kube::Request& request) {
   absl::StatusOr<kube::Result> result = reconcilePass(ctx, request);
@@ -177,12 +156,33 @@ absl::StatusOr<kube::Result> WorkloadReconciler::reconcile(const kube::Reconcile
     // not yet seen this controller's previous status patch): nothing of the
     // pass was kept after it, and the pass runs again from the newer copy. A
     // lost race, not a reconcile error worth an error line and an alert.
-    ctx.log.info("lost a write race, reconciling again object={} error=\"{}\"", request.str(),
-                 std::string(result.status().message()));
+    ctx.log.info("lost a write race, reconciling again",
+                 {{"conflict", std::string(result.status().message())}});
     return kube::Result{.requeue_after = kube::Duration::zero(), .requeue = true};
   }
   return result;
 }
+
+namespace {
+
+// Marks the pass's bookkept Jobs captf.io/bookkept (a Job already gone
+// needs no mark).
+absl::Status markBookkept(kube::Client& client, const std::string& ns,
+                          const std::vector<std::string>& jobs) {
+  for (const std::string& job : jobs) {
+    json marker = {{"apiVersion", "batch/v1"},
+                   {"kind", "Job"},
+                   {"metadata", {{"name", job}, {"namespace", ns}}}};
+    absl::Status marked =
+        patchAnnotation(client, marker, api::kAnnotationBookkept, std::string("true"));
+    if (!marked.ok() && !kube::isNotFound(marked)) {
+      return marked;
+    }
+  }
+  return absl::OkStatus();
+}
+
+} // namespace
 
 absl::StatusOr<kube::Result> WorkloadReconciler::reconcilePass(const kube::ReconcileContext& ctx,
                                                                const kube::Request& request) {
@@ -199,7 +199,7 @@ absl::StatusOr<kube::Result> WorkloadReconciler::reconcilePass(const kube::Recon
   }
   WorkloadPass pass(deps_.api, deps_.events);
   pass.object = *std::move(object);
-  pass.log = &ctx.log;
+  pass.log = ctx.log;
   // 1. Externally managed: nothing at all.
   if (kube::meta::annotations(pass.object).contains(str(api::kAnnotationManagedBy))) {
     return kube::Result{};
@@ -281,15 +281,8 @@ absl::StatusOr<kube::Result> WorkloadReconciler::reconcilePass(const kube::Recon
       return patched;
     }
     // A finished Job is marked bookkept only after the status patch.
-    for (const std::string& job : pass.bookkept) {
-      json marker = {{"apiVersion", "batch/v1"},
-                     {"kind", "Job"},
-                     {"metadata", {{"name", job}, {"namespace", pass.id.ns}}}};
-      absl::Status marked =
-          patchAnnotation(deps_.api, marker, api::kAnnotationBookkept, std::string("true"));
-      if (!marked.ok() && !kube::isNotFound(marked)) {
-        return marked;
-      }
+    if (absl::Status marked = markBookkept(deps_.api, pass.id.ns, pass.bookkept); !marked.ok()) {
+      return marked;
     }
   }
   // The pass's counts land with its status: a pass whose status patch (or
@@ -357,7 +350,11 @@ absl::Status WorkloadReconciler::reconcileJobs(WorkloadPass& pass) {
     if (!live.ok() && !kube::isNotFound(live.status())) {
       return live.status();
     }
-    if (live.ok() && kube::meta::annotations(*live).contains(str(api::kAnnotationBookkept))) {
+    // A Job the API server no longer has (its owner's garbage collection
+    // after the finalizer went, or deleted by hand) while the cache still
+    // lists it cannot be marked, so every pass until the cache catches up
+    // would count it again: it is not bookkept.
+    if (!live.ok() || kube::meta::annotations(*live).contains(str(api::kAnnotationBookkept))) {
       continue;
     }
     if (absl::Status s = bookkeep(pass, i); !s.ok()) {
@@ -386,11 +383,87 @@ absl::Status WorkloadReconciler::reconcileJobs(WorkloadPass& pass) {
   return absl::OkStatus();
 }
 
+namespace {
+
+kube::EventType eventTypeOf(lifecycle::EventType type) {
+  return type == lifecycle::EventType::kWarning ? kube::EventType::kWarning
+                                                : kube::EventType::kNormal;
+}
+
+kube::CounterFamily& familyOf(CaptfMetrics& metrics, lifecycle::CounterMetric family) {
+  switch (family) {
+  case lifecycle::CounterMetric::kJobsTotal:
+    return metrics.jobs_total;
+  case lifecycle::CounterMetric::kJobErrorsTotal:
+    return metrics.job_errors_total;
+  case lifecycle::CounterMetric::kResourcesChangedTotal:
+    return metrics.resources_changed_total;
+  case lifecycle::CounterMetric::kDriftResourcesTotal:
+    return metrics.drift_resources_total;
+  case lifecycle::CounterMetric::kDestructivePlanApprovalsConsumedTotal:
+    return metrics.destructive_plan_approvals_consumed_total;
+  case lifecycle::CounterMetric::kPlanApprovalsTotal:
+    return metrics.plan_approvals_total;
+  case lifecycle::CounterMetric::kStateRestoresTotal:
+    return metrics.state_restores_total;
+  }
+  return metrics.jobs_total; // unreachable: every enumerator is handled
+}
+
+kube::HistogramFamily& familyOf(CaptfMetrics& metrics, lifecycle::HistogramMetric family) {
+  switch (family) {
+  case lifecycle::HistogramMetric::kJobDurationSeconds:
+    return metrics.job_duration_seconds;
+  case lifecycle::HistogramMetric::kJobStepDurationSeconds:
+    return metrics.job_step_duration_seconds;
+  case lifecycle::HistogramMetric::kJobQueueSeconds:
+    return metrics.job_queue_seconds;
+  case lifecycle::HistogramMetric::kJobAttempts:
+    return metrics.job_attempts;
+  }
+  return metrics.job_duration_seconds; // unreachable
+}
+
+kube::GaugeFamily& familyOf(CaptfMetrics& metrics, lifecycle::GaugeMetric family) {
+  switch (family) {
+  case lifecycle::GaugeMetric::kLastSuccessTimestampSeconds:
+    return metrics.last_success_timestamp_seconds;
+  }
+  return metrics.last_success_timestamp_seconds; // unreachable
+}
+
+// The Job's durations for the run facts: creation to completion (or `now`),
+// and creation to the source container's start.
+void jobTimes(const json& job, const std::optional<json>& pod, kube::WallTime now,
+              lifecycle::RunFacts& facts) {
+  const json* created = kube::fieldAt(job, "metadata.creationTimestamp");
+  const json* completed = kube::fieldAt(job, "status.completionTime");
+  if (created == nullptr || !created->is_string()) {
+    return;
+  }
+  auto start = kube::parseTime(created->get<std::string>());
+  auto end = completed != nullptr && completed->is_string()
+                 ? kube::parseTime(completed->get<std::string>())
+                 : absl::StatusOr<kube::WallTime>(now);
+  if (!start.ok() || !end.ok()) {
+    return;
+  }
+  facts.duration_seconds = std::chrono::duration<double>(*end - *start).count();
+  if (pod) {
+    if (auto started = containerStartTime(*pod, kSourceContainer)) {
+      facts.queue_seconds = std::chrono::duration<double>(*started - *start).count();
+    }
+  }
+}
+
+} // namespace
+
+// The pure part (what follows from the run) is lifecycle::consequencesOf
+// (docs/decisions/manager-reconcile-pass.md, "Bookkeeping split"); this
+// gathers its facts and applies its result.
 absl::Status WorkloadReconciler::bookkeep(WorkloadPass& pass, size_t index) {
   RunJob& run = pass.jobs[index];
   const std::string& name = run.record.name;
-  const api::Operation op = run.record.operation;
-  const std::string op_name = str(api::enumName(op));
   auto pod = podOfJob(deps_.cached, pass.id.ns, name);
   if (!pod.ok()) {
     return pod.status();
@@ -411,363 +484,137 @@ absl::Status WorkloadReconciler::bookkeep(WorkloadPass& pass, size_t index) {
       message = terminationMessage(**pod, kSourceContainer);
     }
   }
-  const bool deadline = jobDeadlineExceeded(run.job);
-  lifecycle::FinishedJobFacts facts;
-  facts.job = name;
-  facts.operation = op;
-  facts.job_succeeded = run.record.outcome == lifecycle::JobOutcome::kSucceeded;
-  facts.pod_exists = pod->has_value();
-  facts.deadline_exceeded = deadline;
-  facts.termination_message = message;
-  const lifecycle::FinishedRun finished = lifecycle::classifyFinishedRun(facts);
-  const workspace::RunOutcome outcome = finished.outcome;
-  const api::LastRun& last_run = finished.last_run;
-  const std::optional<workspace::RunReport>& parsed = finished.report;
+  lifecycle::FinishedJobFacts job_facts;
+  job_facts.job = name;
+  job_facts.operation = run.record.operation;
+  job_facts.job_succeeded = run.record.outcome == lifecycle::JobOutcome::kSucceeded;
+  job_facts.pod_exists = pod->has_value();
+  job_facts.deadline_exceeded = jobDeadlineExceeded(run.job);
+  job_facts.termination_message = message;
+  const lifecycle::FinishedRun finished = lifecycle::classifyFinishedRun(job_facts);
   run.record.outcome = finished.job_outcome;
-  // Marks the next pass (and the decision) read back from the Job.
-  if (finished.plan_unreadable) {
-    json job_ref = run.job;
-    if (absl::Status s = patchAnnotation(deps_.api, job_ref, api::kAnnotationPlanUnreadable,
-                                         std::string("true"));
+
+  lifecycle::RunFacts facts;
+  facts.kind = kind();
+  facts.resource = str(kind_->resource());
+  facts.id = pass.id;
+  facts.now = pass.now;
+  facts.job = run.record;
+  facts.deadline_exceeded = job_facts.deadline_exceeded;
+  if (pod->has_value()) {
+    facts.image_id = containerImageId(**pod, kSourceContainer);
+  }
+  const json& job_notes = kube::meta::annotations(run.job);
+  if (auto commit = job_notes.find(str(api::kAnnotationGitCommit));
+      commit != job_notes.end() && commit->is_string()) {
+    facts.git_commit = commit->get<std::string>();
+  }
+  jobTimes(run.job, *pod, pass.wall, facts);
+  facts.records = pass.records();
+  facts.source_image = sourceImage(*pass.spec);
+  facts.source = pass.status->source;
+  const auto& annotations = pass.meta->annotations;
+  if (auto it = annotations.find(str(api::kAnnotationApproveDestructivePlan));
+      it != annotations.end()) {
+    facts.approve_destructive_plan = it->second;
+  }
+  if (auto it = annotations.find(str(api::kAnnotationApprovePlan)); it != annotations.end()) {
+    facts.approve_plan = it->second;
+  }
+  facts.drift_action = pass.schedule.drift_action;
+  if (const api::Condition* drift =
+          lifecycle::findCondition(pass.status->conditions, cond::kDriftDetected)) {
+    facts.drift_detected = drift->status;
+  }
+  facts.original_drift_reason = pass.originalReason(cond::kDriftDetected);
+  facts.last_drift_check = pass.status->last_drift_check;
+  facts.health_sampled = pass.health_sample.has_value();
+  const lifecycle::Consequences then = lifecycle::consequencesOf(finished, facts);
+
+  // Writes before the status patch (idempotent: a pass cut short repeats
+  // them): the Job's marks, which later passes and the decision read back;
+  // adoption, the digest pin and the consumed approvals.
+  for (std::string_view mark : then.job_marks) {
+    if (absl::Status s = patchAnnotation(deps_.api, run.job, mark, std::string("true"));
         !s.ok() && !kube::isNotFound(s)) {
       return s;
     }
   }
-  if (finished.mark) {
-    if (absl::Status s = patchAnnotation(deps_.api, run.job, *finished.mark, std::string("true"));
-        !s.ok() && !kube::isNotFound(s)) {
+  if (then.adopt_state) {
+    if (absl::Status s = adopt(pass, run.record.inputs_hash, name); !s.ok()) {
+      return s;
+    }
+  }
+  bool pinned = false;
+  if (then.pin_digest) {
+    auto written =
+        deps_.api.patch(kinds::kSecret, {pass.id.ns, workspace::durableInputsSecretName(pass.ref)},
+                        kube::PatchType::kMerge, workspace::imageDigestPatch(*then.pin_digest));
+    if (written.ok()) {
+      pinned = true;
+    } else if (!kube::isNotFound(written.status())) {
+      return written.status();
+    }
+  }
+  for (std::string_view key : then.remove_annotations) {
+    if (absl::Status s = pass.patcher.setAnnotation(key, std::nullopt); !s.ok()) {
       return s;
     }
   }
 
-  // Adoption and approvals after a successful apply (before the status
-  // patch: a crash repeats them, they are idempotent).
-  if (outcome == workspace::RunOutcome::kSucceeded && op == api::Operation::kApply) {
-    if (absl::Status s = adopt(pass, run.record.inputs_hash, name); !s.ok()) {
-      return s;
-    }
-    // Digest pinning on the durable inputs Secret.
-    const std::string image_id =
-        pod->has_value() ? containerImageId(**pod, kSourceContainer) : std::string();
-    const auto digest = workspace::digestFromImageId(image_id);
-    json durable_ref = {
-        {"apiVersion", "v1"},
-        {"kind", "Secret"},
-        {"metadata",
-         {{"name", workspace::durableInputsSecretName(pass.ref)}, {"namespace", pass.id.ns}}}};
-    if (digest) {
-      auto pinned = deps_.api.patch(kinds::kSecret, kube::meta::key(durable_ref),
-                                    kube::PatchType::kMerge, workspace::imageDigestPatch(*digest));
-      if (pinned.ok()) {
-        pass.event(kube::EventType::kNormal, "DigestPinned",
-                   "image " + sourceImage(*pass.spec) + " pinned to " + *digest);
-      } else if (!kube::isNotFound(pinned.status())) {
-        return pinned.status();
-      }
-    } else {
-      pass.event(kube::EventType::kWarning, "DigestUnknown",
-                 "no image digest could be pinned for Job " + name);
-    }
-    api::SourceStatus source;
-    source.image = parsed && !parsed->image.empty() ? parsed->image : sourceImage(*pass.spec);
-    if (digest) {
-      source.image_digest = *digest;
-    }
-    const json& job_notes = kube::meta::annotations(run.job);
-    if (auto commit = job_notes.find(str(api::kAnnotationGitCommit));
-        commit != job_notes.end() && commit->is_string()) {
-      source.commit = commit->get<std::string>();
-    }
-    if (pass.status->source) { // what the ref watcher reported this pass
-      source.latest_commit = pass.status->source->latest_commit;
-      source.resolved_at = pass.status->source->resolved_at;
-    }
-    if (parsed && !parsed->runtime_version.empty()) {
-      source.runtime_version = parsed->runtime_version;
-    }
-    pass.status->source = source;
-    const auto& annotations = pass.meta->annotations;
-    if (auto it = annotations.find(str(api::kAnnotationApproveDestructivePlan));
-        it != annotations.end() && it->second == run.record.inputs_hash) {
-      if (absl::Status s =
-              pass.patcher.setAnnotation(api::kAnnotationApproveDestructivePlan, std::nullopt);
-          !s.ok()) {
-        return s;
-      }
-      pass.count(deps_.metrics.destructive_plan_approvals_consumed_total.withLabels({kind()}));
-      pass.event(kube::EventType::kNormal, "DestructivePlanApprovalConsumed",
-                 "the approval of inputs " + run.record.inputs_hash + " was used and removed");
-    }
-    if (!run.record.approved_plan.empty()) {
-      if (auto it = annotations.find(str(api::kAnnotationApprovePlan));
-          it != annotations.end() && it->second == run.record.approved_plan) {
-        if (absl::Status s = pass.patcher.setAnnotation(api::kAnnotationApprovePlan, std::nullopt);
-            !s.ok()) {
-          return s;
-        }
-      }
-      if (auto* status_plan = kind_->plan(pass)) {
+  // The status, its conditions, the Events and the metrics.
+  pass.status->last_run = then.last_run;
+  if (then.source) {
+    pass.status->source = *then.source;
+  }
+  if (then.plan_change != lifecycle::PlanChange::kKeep) {
+    if (auto* status_plan = kind_->plan(pass)) {
+      if (then.plan_change == lifecycle::PlanChange::kSet) {
+        *status_plan = then.plan;
+      } else {
         status_plan->reset();
       }
-      pass.count(deps_.metrics.plan_approvals_total.withLabels({kind(), "approved"}));
-      pass.event(kube::EventType::kNormal, "PlanApplied",
-                 "approved plan " + run.record.approved_plan + " applied");
     }
   }
-  // §16.6: an apply that succeeded after the check that found drift (the
-  // remediation, or any apply: it converged reality to the inputs) resolves
-  // it at once (docs/decisions/lifecycle-decision.md, open question 30); a
-  // remediation that failed, was blocked or found its plan changed leaves it
-  // pending.
-  if (op == api::Operation::kApply) {
-    const api::Condition* drift =
-        lifecycle::findCondition(pass.status->conditions, cond::kDriftDetected);
-    // Bookkeeping runs newest Job first: an older apply bookkept in the
-    // same pass as a newer drift check must not clear what that check found.
-    const auto& checked = pass.status->last_drift_check;
-    const bool after_check =
-        !checked || !run.record.finished || run.record.finished->value > checked->value;
-    const bool drifted = drift != nullptr && drift->status == ConditionStatus::kTrue;
-    if (outcome == workspace::RunOutcome::kSucceeded && drifted && after_check) {
-      const std::string note =
-          (run.record.drift_remediation ? "remediation apply " : "apply ") + name + " succeeded";
-      pass.set(cond::kDriftDetected, ConditionStatus::kFalse, cond::kReasonNoDrift, note);
-      pass.event(kube::EventType::kNormal, "DriftResolved", note);
-    } else if (outcome != workspace::RunOutcome::kSucceeded && run.record.drift_remediation) {
-      pass.set(cond::kDriftDetected, ConditionStatus::kTrue, cond::kReasonDriftPending,
-               "remediation apply " + name + " " + str(workspace::jobsTotalResult(outcome)) +
-                   "; the drift is still pending");
-    }
+  if (then.last_refresh) {
+    pass.status->last_refresh = then.last_refresh;
   }
-  // §14.7: the restored state is adopted with the backup's inputs hash (the
-  // restore Job carries it), so current inputs that differ re-apply.
-  if (outcome == workspace::RunOutcome::kSucceeded && op == api::Operation::kRestore) {
-    if (absl::Status s = adopt(pass, run.record.inputs_hash, name); !s.ok()) {
-      return s;
-    }
+  if (then.last_drift_check) {
+    pass.status->last_drift_check = then.last_drift_check;
   }
-
-  if (outcome == workspace::RunOutcome::kSucceeded &&
-      (op == api::Operation::kApply || op == api::Operation::kRefresh ||
-       op == api::Operation::kDrift) &&
-      !pass.health_sample) {
-    // Newest first: the newest reading is the sample.
-    pass.health_sample = op;
+  if (then.health_sample) {
+    pass.health_sample = then.health_sample;
     pass.health_sample_finished = run.record.finished;
   }
-  // status.lastRun and the operation's condition.
-  pass.status->last_run = last_run;
-  const std::string summary =
-      last_run.error && last_run.error->summary ? *last_run.error->summary : std::string();
-  switch (op) {
-  case api::Operation::kApply:
-  case api::Operation::kDestroy:
-  case api::Operation::kPlan: {
-    const bool destroy = op == api::Operation::kDestroy;
-    if (outcome == workspace::RunOutcome::kSucceeded) {
-      if (op == api::Operation::kPlan) {
-        if (parsed && parsed->plan) {
-          api::PlanPreview plan = *parsed->plan;
-          plan.inputs_hash = run.record.inputs_hash;
-          plan.job = name;
-          plan.created_at = pass.now;
-          if (auto* status_plan = kind_->plan(pass)) {
-            *status_plan = plan;
-          }
-          pass.set(cond::kApplyJobSucceeded, ConditionStatus::kUnknown,
-                   cond::kReasonPlanAwaitingApproval,
-                   "plan " + plan.plan_hash + " awaits approval: " +
-                       approveCommand(kind_->resource(), pass.id, api::kAnnotationApprovePlan,
-                                      plan.plan_hash));
-          pass.event(kube::EventType::kNormal, "PlanReady",
-                     "plan " + plan.plan_hash + " of Job " + name + ": +" +
-                         std::to_string(plan.add.value_or(0)) + " ~" +
-                         std::to_string(plan.change.value_or(0)) + " -" +
-                         std::to_string(plan.destroy.value_or(0)) + "; approve with " +
-                         approveCommand(kind_->resource(), pass.id, api::kAnnotationApprovePlan,
-                                        plan.plan_hash));
-        }
-      } else {
-        pass.set(cond::kApplyJobSucceeded, ConditionStatus::kTrue,
-                 destroy ? cond::kReasonDestroySucceeded : cond::kReasonApplySucceeded, "");
-      }
-    } else if (outcome == workspace::RunOutcome::kBlocked) {
-      std::string resources;
-      if (parsed && parsed->plan) {
-        resources = absl::StrJoin(parsed->plan->resources, ", ");
-      }
-      pass.set(cond::kApplyJobSucceeded, ConditionStatus::kFalse,
-               cond::kReasonDestructivePlanBlocked,
-               "Job " + name + " stopped before a plan that deletes or replaces " +
-                   (resources.empty() ? std::string("resources") : resources) + "; approve with " +
-                   approveCommand(kind_->resource(), pass.id,
-                                  api::kAnnotationApproveDestructivePlan, run.record.inputs_hash));
-      pass.event(kube::EventType::kWarning, "DestructivePlanBlocked",
-                 "Job " + name + " planned to delete or replace resources; inputs " +
-                     run.record.inputs_hash + " need captf.io/approve-destructive-plan");
-    } else if (outcome == workspace::RunOutcome::kPlanChanged) {
-      if (parsed && parsed->plan) {
-        api::PlanPreview plan = *parsed->plan;
-        plan.inputs_hash = run.record.inputs_hash;
-        plan.job = name;
-        plan.created_at = pass.now;
-        if (auto* status_plan = kind_->plan(pass)) {
-          *status_plan = plan;
-        }
-        pass.set(cond::kApplyJobSucceeded, ConditionStatus::kUnknown, cond::kReasonPlanChanged,
-                 planChangedMessage(pass.id, plan.plan_hash));
-      }
-      pass.count(deps_.metrics.plan_approvals_total.withLabels({kind(), "changed"}));
-      pass.event(kube::EventType::kWarning, "PlanChanged",
-                 "Job " + name + " planned different changes than approved");
-    } else {
-      std::string_view reason = destroy ? cond::kReasonDestroyFailed : cond::kReasonApplyFailed;
-      if (deadline) {
-        reason = cond::kReasonJobDeadlineExceeded;
-      } else if (parsed && parsed->error_kind == api::RunErrorKind::kImageLayout) {
-        reason = cond::kReasonImageInvalid;
-      }
-      pass.set(
-          cond::kApplyJobSucceeded, ConditionStatus::kFalse, reason,
-          "Job " + name +
-              (outcome == workspace::RunOutcome::kInterrupted ? " was interrupted" : " failed") +
-              (summary.empty() ? std::string() : ": " + summary));
-    }
-    break;
-  }
-  case api::Operation::kDrift:
-  case api::Operation::kRefresh: {
-    if (outcome == workspace::RunOutcome::kSucceeded) {
-      pass.set(cond::kDriftJobSucceeded, ConditionStatus::kTrue, cond::kReasonDriftChecked, "");
-      pass.status->last_refresh = pass.now;
-      if (op == api::Operation::kDrift) {
-        pass.status->last_drift_check = pass.now;
-        const bool found = parsed && parsed->drift_found;
-        const bool remediate = pass.schedule.drift_action == api::DriftAction::kRemediate;
-        if (found) {
-          const auto& d = parsed->last_run.drift;
-          const std::string counts = d ? "+" + std::to_string(d->add.value_or(0)) + " ~" +
-                                             std::to_string(d->change.value_or(0)) + " -" +
-                                             std::to_string(d->destroy.value_or(0))
-                                       : std::string();
-          pass.set(cond::kDriftDetected, ConditionStatus::kTrue,
-                   remediate ? cond::kReasonDriftPending : cond::kReasonDriftReported,
-                   "Job " + name + " found drift " + counts);
-          pass.event(kube::EventType::kWarning, "DriftDetected",
-                     "Job " + name + " found drift " + counts);
-          if (d) {
-            pass.count(deps_.metrics.drift_resources_total.withLabels({kind(), "add"}),
-                       d->add.value_or(0));
-            pass.count(deps_.metrics.drift_resources_total.withLabels({kind(), "change"}),
-                       d->change.value_or(0));
-            pass.count(deps_.metrics.drift_resources_total.withLabels({kind(), "destroy"}),
-                       d->destroy.value_or(0));
-          }
-        } else {
-          if (pass.set(cond::kDriftDetected, ConditionStatus::kFalse, cond::kReasonNoDrift,
-                       "Job " + name + " found no drift") &&
-              pass.originalReason(cond::kDriftDetected) != "" &&
-              pass.originalReason(cond::kDriftDetected) != cond::kReasonDriftNotChecked) {
-            pass.event(kube::EventType::kNormal, "DriftResolved", "no drift any more");
-          }
-        }
-      }
-    } else {
-      pass.set(cond::kDriftJobSucceeded, ConditionStatus::kFalse,
-               deadline ? cond::kReasonDriftJobDeadlineExceeded : cond::kReasonDriftJobFailed,
-               "Job " + name + " failed" + (summary.empty() ? std::string() : ": " + summary));
-    }
-    break;
-  }
-  case api::Operation::kRestore:
-    if (outcome == workspace::RunOutcome::kSucceeded) {
-      pass.set(cond::kRestoreJobSucceeded, ConditionStatus::kTrue, cond::kReasonStateRestored, "");
-      pass.event(kube::EventType::kNormal, "StateRestored", "Job " + name + " restored state");
-      pass.count(deps_.metrics.state_restores_total.withLabels({kind(), "succeeded"}));
-    } else {
-      pass.set(cond::kRestoreJobSucceeded, ConditionStatus::kFalse, cond::kReasonRestoreFailed,
-               "Job " + name + " failed" + (summary.empty() ? std::string() : ": " + summary));
-      pass.event(kube::EventType::kWarning, "StateRestoreFailed", "Job " + name + " failed");
-      pass.count(deps_.metrics.state_restores_total.withLabels({kind(), "failed"}));
-    }
-    break;
-  }
-
-  // Events and metrics of the finished Job.
-  std::string result = str(workspace::jobsTotalResult(outcome));
-  if (deadline && outcome != workspace::RunOutcome::kSucceeded) {
-    result = "deadline";
-  }
-  pass.count(deps_.metrics.jobs_total.withLabels({kind(), op_name, result}));
-  const json* created = kube::fieldAt(run.job, "metadata.creationTimestamp");
-  const json* completed = kube::fieldAt(run.job, "status.completionTime");
-  if (created != nullptr && created->is_string()) {
-    auto start = kube::parseTime(created->get<std::string>());
-    auto end = completed != nullptr && completed->is_string()
-                   ? kube::parseTime(completed->get<std::string>())
-                   : absl::StatusOr<kube::WallTime>(pass.wall);
-    if (start.ok() && end.ok()) {
-      pass.observe(deps_.metrics.job_duration_seconds.withLabels({kind(), op_name, result}),
-                   std::chrono::duration<double>(*end - *start).count());
-      if (pod->has_value()) {
-        if (auto started = containerStartTime(**pod, kSourceContainer)) {
-          pass.observe(deps_.metrics.job_queue_seconds.withLabels({kind(), op_name}),
-                       std::chrono::duration<double>(*started - *start).count());
-        }
-      }
+  std::vector<std::string_view> transitions;
+  for (const lifecycle::ConditionUpdate& c : then.conditions) {
+    if (pass.set(c.type, c.status, c.reason, c.message)) {
+      transitions.push_back(c.type);
     }
   }
-  for (const api::RunStep& step : last_run.steps) {
-    if (step.duration_milliseconds) {
-      pass.observe(deps_.metrics.job_step_duration_seconds.withLabels({kind(), op_name, step.name}),
-                   static_cast<double>(*step.duration_milliseconds) / 1000.0);
+  for (const lifecycle::RunEvent& e : then.events) {
+    if ((e.gate == lifecycle::EventGate::kOnDigestPinned && !pinned) ||
+        (e.gate == lifecycle::EventGate::kOnTransition &&
+         std::find(transitions.begin(), transitions.end(), e.condition) == transitions.end())) {
+      continue;
     }
+    pass.event(eventTypeOf(e.type), e.reason, e.message);
   }
-  if (parsed && parsed->changes) {
-    const auto& c = *parsed->changes;
-    pass.count(deps_.metrics.resources_changed_total.withLabels({kind(), op_name, "add"}), c.add());
-    pass.count(deps_.metrics.resources_changed_total.withLabels({kind(), op_name, "change"}),
-               c.change());
-    pass.count(deps_.metrics.resources_changed_total.withLabels({kind(), op_name, "destroy"}),
-               c.destroy());
-    pass.count(deps_.metrics.resources_changed_total.withLabels({kind(), op_name, "import"}),
-               c.import());
+  for (const auto& gauge : then.gauges) {
+    familyOf(deps_.metrics, gauge.family).withLabels(gauge.labels).set(gauge.value);
   }
-  if (outcome == workspace::RunOutcome::kSucceeded) {
-    pass.observe(deps_.metrics.job_attempts.withLabels({kind(), op_name}),
-                 1 + lifecycle::consecutiveFailures(pass.records(), op));
-    deps_.metrics.last_success_timestamp_seconds
-        .withLabels({kind(), pass.id.ns, pass.id.name, op_name})
-        .set(static_cast<double>(
-            std::chrono::duration_cast<std::chrono::seconds>(pass.wall.time_since_epoch())
-                .count()));
-    if (op != api::Operation::kPlan) {
-      pass.event(kube::EventType::kNormal, "JobSucceeded", op_name + " Job " + name + " succeeded");
-    }
-  } else {
-    const std::string error_kind =
-        deadline ? "deadline"
-                 : (parsed && parsed->error_kind ? str(api::enumName(*parsed->error_kind))
-                                                 : std::string("unknown"));
-    const std::string step =
-        last_run.error && last_run.error->step ? *last_run.error->step : std::string("none");
-    pass.count(deps_.metrics.job_errors_total.withLabels({kind(), op_name, error_kind, step}));
-    if (deadline) {
-      pass.event(kube::EventType::kWarning, "JobDeadlineExceeded",
-                 op_name + " Job " + name + " hit its deadline");
-    } else if (outcome == workspace::RunOutcome::kInterrupted) {
-      pass.event(kube::EventType::kWarning, "JobInterrupted",
-                 op_name + " Job " + name + " was stopped from outside; retrying without backoff");
-    } else if (outcome == workspace::RunOutcome::kFailed) {
-      pass.event(kube::EventType::kWarning, "JobFailed",
-                 op_name + " Job " + name + " failed" + (summary.empty() ? "" : ": " + summary));
-    }
+  for (const auto& counter : then.counts) {
+    pass.count(familyOf(deps_.metrics, counter.family).withLabels(counter.labels), counter.value);
+  }
+  for (const auto& histogram : then.observations) {
+    pass.observe(familyOf(deps_.metrics, histogram.family).withLabels(histogram.labels),
+                 histogram.value);
   }
 
   // The run history (docs/decisions/run-reports.md), before the per-run
   // Secret goes: a pass cut short repeats it, and a record of the same Job
   // replaces the first.
-  if (absl::Status s = recordRun(pass, run, last_run, parsed, result); !s.ok()) {
+  if (absl::Status s = recordRun(pass, run, then.last_run, finished.report, then.result); !s.ok()) {
     return s;
   }
 
@@ -1046,7 +893,8 @@ absl::Status WorkloadReconciler::reconcileBackups(WorkloadPass& pass) {
       auto created = deps_.api.create(secret);
       if (!created.ok() && !kube::isAlreadyExists(created.status())) {
         ok = false;
-        pass.log->warn("state backup failed error=\"{}\"", std::string(created.status().message()));
+        pass.log.error("state backup failed", created.status(),
+                       {{"Secret", kube::objectRef(pass.id.ns, kube::meta::name(secret))}});
         break;
       }
     }
@@ -1458,6 +1306,10 @@ absl::Status WorkloadReconciler::decideAndRun(WorkloadPass& pass) {
   const lifecycle::Decision& d = pass.decision;
   pass.count(deps_.metrics.reconcile_op_decisions_total.withLabels(
       {kind(), str(lifecycle::opLabel(d)), str(lifecycle::reasonName(d))}));
+  pass.log.verbose(4, "next operation decided",
+                   {{"operation", str(lifecycle::opLabel(d))},
+                    {"reason", str(lifecycle::reasonName(d))},
+                    {"attempt", d.attempt}});
   if (d.requeue_after) {
     pass.result.requeue_after = *d.requeue_after;
   }
@@ -1479,16 +1331,15 @@ absl::Status WorkloadReconciler::decideAndRun(WorkloadPass& pass) {
     if (status_plan) {
       pass.set(cond::kApplyJobSucceeded, ConditionStatus::kUnknown,
                cond::kReasonPlanAwaitingApproval,
-               "plan " + status_plan->plan_hash + " awaits approval: " +
-                   approveCommand(kind_->resource(), pass.id, api::kAnnotationApprovePlan,
-                                  status_plan->plan_hash));
+               lifecycle::planAwaitingApprovalMessage(kind_->resource(), pass.id,
+                                                      status_plan->plan_hash));
     }
     break;
   case lifecycle::Hold::kPlanChanged:
     // §17.2 step 5: the new plan of an approved apply keeps PlanChanged.
     if (status_plan) {
       pass.set(cond::kApplyJobSucceeded, ConditionStatus::kUnknown, cond::kReasonPlanChanged,
-               planChangedMessage(pass.id, status_plan->plan_hash));
+               lifecycle::planChangedMessage(kind_->resource(), pass.id, status_plan->plan_hash));
     }
     break;
   case lifecycle::Hold::kDestroyInputsMissing:
@@ -1747,6 +1598,7 @@ absl::Status WorkloadReconciler::runJob(WorkloadPass& pass) {
   build.runner_image = deps_.settings.runner_image;
   build.policy = pass.policy;
   build.credentials_secret = pass.identity.mirror_name;
+  build.credential_env_keys = pass.identity.delivery.env;
   build.inputs_hash = d.inputs_hash;
   build.options = d.job;
   if (pass.lock.state == workspace::LockState::kStale) {
@@ -1801,6 +1653,10 @@ absl::Status WorkloadReconciler::runJob(WorkloadPass& pass) {
 
   // Events, metrics and status of the start.
   std::string why = str(lifecycle::triggerName(d.trigger));
+  pass.log.info("run Job created", {{"Job", kube::objectRef(pass.id.ns, job_name)},
+                                    {"operation", op_name},
+                                    {"attempt", d.attempt},
+                                    {"trigger", why}});
   pass.event(kube::EventType::kNormal, "JobCreated",
              op_name + " Job " + job_name + " (attempt " + std::to_string(d.attempt) + ", image " +
                  sourceImage(*pass.spec) +
@@ -1872,6 +1728,13 @@ absl::Status WorkloadReconciler::cleanup(WorkloadPass& pass) {
   });
   if (destroyed) {
     pass.event(kube::EventType::kNormal, "Destroyed", "infrastructure destroyed, state removed");
+  }
+  // No status patch follows the finalizer's removal, so the Jobs this pass
+  // bookkept (the destroy) are marked now, while they surely exist: a pass
+  // on a cached copy that still shows the finalizer then skips them instead
+  // of counting the destroy a second time.
+  if (absl::Status s = markBookkept(deps_.api, pass.id.ns, pass.bookkept); !s.ok()) {
+    return s;
   }
   if (absl::Status s = pass.patcher.removeFinalizer(kind_->finalizer()); !s.ok()) {
     return s;

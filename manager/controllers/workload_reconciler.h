@@ -59,8 +59,6 @@ private:
   void summarize(WorkloadPass& pass);
   // The kind's name in metrics labels ("TerraformCluster").
   std::string kind() const;
-  std::string planChangedMessage(const lifecycle::ObjectIdentity& id,
-                                 const std::string& plan_hash) const;
 
   ReconcilerDeps deps_;
   std::unique_ptr<WorkloadKind> kind_;

@@ -1,11 +1,14 @@
 #pragma once
 
-// The manager's log as component-base writes it (§10 logging flags): klog
-// text on stderr, or JSON lines on stdout (`{"ts":<unix seconds>,"msg":...,
-// "v":N}`, errors with "err" instead of "v", the same keys as the runner's
-// JSON). Split stream sends info lines to stdout and errors to stderr; an
-// info buffer then holds info lines until it fills, an error is written, or
-// the flush frequency elapses.
+// The manager's log as component-base writes it (§10 logging flags,
+// docs/reference/logs.md): klog text, or JSON lines (`{"ts":<unix
+// seconds>,"msg":...,"v":N}`, errors with "err" instead of "v", the runner's
+// keys). A structured record of kube::Logger (manager/kube/logging.h) adds
+// its key/values as fields: top-level JSON members, or `key="value"` after
+// the quoted message in text. Every line goes to stderr unless split stream
+// is on; then contract::logStream picks the stream (the runner's rule too),
+// and an info buffer holds stdout lines until it fills, an error is
+// written, or the flush frequency elapses.
 
 #include <chrono>
 #include <cstddef>
@@ -27,9 +30,10 @@ struct LogOptions {
   std::chrono::milliseconds flush_frequency{5000}; // --log-flush-frequency
 };
 
-// Parses a Kubernetes quantity of bytes as the info buffer flags take it:
-// "0", "4096", "64Ki", "1Mi", "100k", "1M"; InvalidArgument naming `flag`
-// otherwise.
+// Parses a Kubernetes quantity of bytes as the info buffer flags take it
+// (contract::parseByteQuantity, the runner's parser): "0", "4096", "64Ki",
+// "1Mi", "100k", "1M"; more than 2 GiB is taken as 2 GiB, as component-base
+// does. InvalidArgument naming `flag` otherwise.
 absl::StatusOr<std::size_t> parseBufferSize(std::string_view flag, std::string_view quantity);
 
 // The manager's logger, writing to the process's stdout and stderr as
@@ -37,9 +41,8 @@ absl::StatusOr<std::size_t> parseBufferSize(std::string_view flag, std::string_v
 // then a background thread flushes every `flush_frequency`.
 std::shared_ptr<spdlog::logger> makeLogger(const LogOptions& options);
 
-// The same logger over the given sinks (tests): `infos` receives every line
-// below error when splitting, `errors` the rest; without split_stream every
-// line goes to `errors` for text and `infos` for JSON.
+// The same logger over the given sinks (tests): `infos` stands for stdout,
+// `errors` for stderr.
 std::shared_ptr<spdlog::logger> makeLogger(const LogOptions& options, spdlog::sink_ptr infos,
                                            spdlog::sink_ptr errors);
 

@@ -1,6 +1,7 @@
 #include "manager/kube/client.h"
 
 #include "absl/strings/str_cat.h"
+#include "contract/status_macros.h"
 #include "manager/kube/errors.h"
 
 namespace captf::kube {
@@ -84,9 +85,7 @@ absl::StatusOr<Json> ApiClient::get(const GroupVersionKind& gvk, const ObjectKey
   if (!resource.ok()) {
     return resource.status();
   }
-  if (auto s = requireName(key, *resource); !s.ok()) {
-    return s;
-  }
+  CAPTF_RETURN_IF_ERROR(requireName(key, *resource));
   return rest_.sendJson(restRequest("GET", objectPath(*resource, key.ns, key.name)));
 }
 
@@ -146,9 +145,7 @@ absl::StatusOr<Json> ApiClient::write(const std::string& method, const Json& obj
     }
     path = collectionPath(*resource, key.ns);
   } else {
-    if (auto s = requireName(key, *resource); !s.ok()) {
-      return s;
-    }
+    CAPTF_RETURN_IF_ERROR(requireName(key, *resource));
     path = objectPath(*resource, key.ns, key.name, subresource);
   }
   return rest_.sendJson(restRequest(method, path, std::move(query), object.dump()));
@@ -169,9 +166,7 @@ absl::StatusOr<Json> ApiClient::patch(const GroupVersionKind& gvk, const ObjectK
   if (!resource.ok()) {
     return resource.status();
   }
-  if (auto s = requireName(key, *resource); !s.ok()) {
-    return s;
-  }
+  CAPTF_RETURN_IF_ERROR(requireName(key, *resource));
   if (type == PatchType::kApply && options.field_manager.empty()) {
     return absl::InvalidArgumentError("server-side apply needs a field manager");
   }
@@ -207,9 +202,7 @@ absl::Status ApiClient::remove(const GroupVersionKind& gvk, const ObjectKey& key
   if (!resource.ok()) {
     return resource.status();
   }
-  if (auto s = requireName(key, *resource); !s.ok()) {
-    return s;
-  }
+  CAPTF_RETURN_IF_ERROR(requireName(key, *resource));
   Json body = {{"apiVersion", "v1"}, {"kind", "DeleteOptions"}};
   switch (options.propagation) {
   case PropagationPolicy::kDefault:

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "contract/status_macros.h"
 
 namespace captf::kube {
 namespace {
@@ -249,9 +250,7 @@ absl::StatusOr<RestConfig> parseKubeconfig(const std::string& yaml, const std::s
   }
   Merged merged;
   try {
-    if (auto status = mergeInto(merged, *root, base_dir); !status.ok()) {
-      return status;
-    }
+    CAPTF_RETURN_IF_ERROR(mergeInto(merged, *root, base_dir));
     return resolve(merged, context);
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("invalid kubeconfig: ", e.msg));

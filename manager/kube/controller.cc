@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <cstdint>
 #include <mutex>
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "absl/strings/cord.h"
@@ -142,11 +144,14 @@ Controller::Controller(std::string name, Reconciler& reconciler, ControllerOptio
                        std::shared_ptr<spdlog::logger> logger)
     : name_(std::move(name)), reconciler_(reconciler),
       workers_(std::max(1, options.max_concurrent_reconciles)),
-      cache_sync_timeout_(options.cache_sync_timeout), clock_(clock), logger_(std::move(logger)),
+      cache_sync_timeout_(options.cache_sync_timeout), clock_(clock),
+      log_(Logger(std::move(logger)).withValues({{"controller", name_}})),
       queue_(name_, clock,
              options.rate_limiter ? std::move(options.rate_limiter)
                                   : defaultControllerRateLimiter(clock),
              metrics) {
+  std::random_device seed;
+  ids_.seed((std::uint64_t{seed()} << 32) | seed());
   if (metrics != nullptr) {
     auto& total = metrics->counter("controller_runtime_reconcile_total",
                                    "Total number of reconciliations per controller",
@@ -233,6 +238,11 @@ void Controller::addSource(SharedInformer& informer,
 }
 
 void Controller::watchFor(SharedInformer& informer, std::vector<Predicate> predicates) {
+  if (!for_kind_) {
+    for_kind_ = informer.gvk();
+    log_ = log_.withValues(
+        {{"controllerGroup", for_kind_->group}, {"controllerKind", for_kind_->kind}});
+  }
   addSource(
       informer, [](const Json& object) { return std::vector<Request>{meta::key(object)}; },
       std::move(predicates));
@@ -264,12 +274,36 @@ void Controller::watchMapped(SharedInformer& informer, MapFunc map,
   addSource(informer, std::move(map), std::move(predicates));
 }
 
+Logger Controller::reconcileLogger(const Request& request) {
+  std::uint64_t high = 0;
+  std::uint64_t low = 0;
+  {
+    std::lock_guard lock(ids_mu_);
+    high = ids_();
+    low = ids_();
+  }
+  // A random (version 4, RFC 4122 variant) UUID, as controller-runtime's.
+  high = (high & ~std::uint64_t{0xF000}) | 0x4000;
+  low = (low & ~(std::uint64_t{0xC} << 60)) | (std::uint64_t{0x8} << 60);
+  const std::string id =
+      fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", high >> 32, (high >> 16) & 0xFFFF,
+                  high & 0xFFFF, low >> 48, low & 0xFFFFFFFFFFFF);
+  LogValues values = LogValues::object();
+  if (for_kind_) {
+    values[for_kind_->kind] = objectRef(request.ns, request.name);
+  }
+  values["namespace"] = request.ns;
+  values["name"] = request.name;
+  values["reconcileID"] = id;
+  return log_.withValues(values);
+}
+
 void Controller::reconcileHandler(const Request& request, std::stop_token stop) {
   SteadyTime started = clock_.now();
   if (metrics_) {
     metrics_->active_workers->add(1);
   }
-  ReconcileContext ctx{std::move(stop), *logger_};
+  const ReconcileContext ctx{std::move(stop), reconcileLogger(request)};
   auto result = reconciler_.reconcile(ctx, request);
   if (metrics_) {
     metrics_->active_workers->add(-1);
@@ -285,14 +319,11 @@ void Controller::reconcileHandler(const Request& request, std::stop_token stop) 
         metrics_->terminal_errors->inc();
       }
       queue_.forget(request);
-      logger_->error(
-          "reconciler error (terminal, not retried) controller={} object={} error=\"{}\"", name_,
-          request.str(), msg(result.status()));
+      ctx.log.error("Reconciler error", result.status(), {{"terminal", true}});
       return;
     }
     queue_.addRateLimited(request);
-    logger_->error("reconciler error controller={} object={} error=\"{}\"", name_, request.str(),
-                   msg(result.status()));
+    ctx.log.error("Reconciler error", result.status());
     return;
   }
   if (result->requeue_after > Duration::zero()) {
@@ -302,6 +333,9 @@ void Controller::reconcileHandler(const Request& request, std::stop_token stop) 
     if (metrics_) {
       metrics_->requeue_after->inc();
     }
+    ctx.log.verbose(
+        5, "Reconcile done, requeueing after",
+        {{"requeueAfterSeconds", std::chrono::duration<double>(result->requeue_after).count()}});
     return;
   }
   if (result->requeue) {
@@ -309,12 +343,14 @@ void Controller::reconcileHandler(const Request& request, std::stop_token stop) 
     if (metrics_) {
       metrics_->requeue->inc();
     }
+    ctx.log.verbose(5, "Reconcile done, requeueing");
     return;
   }
   queue_.forget(request);
   if (metrics_) {
     metrics_->success->inc();
   }
+  ctx.log.verbose(5, "Reconcile successful");
 }
 
 void Controller::worker(std::stop_token stop) {
@@ -350,7 +386,7 @@ absl::Status Controller::run(std::stop_token stop) {
           absl::StrCat("controller ", name_, ": cache of ", informer->gvk().kind, " did not sync"));
     }
   }
-  logger_->info("starting workers controller={} workerCount={}", name_, workers_);
+  log_.info("Starting workers", {{"workerCount", workers_}});
   std::vector<std::jthread> workers;
   for (int i = 0; i < workers_; ++i) {
     workers.emplace_back([this, stop] { worker(stop); });
@@ -361,9 +397,10 @@ absl::Status Controller::run(std::stop_token stop) {
     std::unique_lock lock(mu);
     cv.wait(lock, stop, [] { return false; });
   }
-  logger_->info("stopping workers controller={}", name_);
+  log_.info("Shutdown signal received, waiting for all workers to finish");
   queue_.shutDownWithDrain();
   workers.clear(); // joins
+  log_.info("All workers finished");
   return absl::OkStatus();
 }
 

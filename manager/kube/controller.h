@@ -7,7 +7,9 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <random>
 #include <stop_token>
 #include <string>
 #include <thread>
@@ -18,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "manager/kube/clock.h"
 #include "manager/kube/informer.h"
+#include "manager/kube/logging.h"
 #include "manager/kube/metrics.h"
 #include "manager/kube/object.h"
 #include "manager/kube/rate_limiter.h"
@@ -36,7 +39,12 @@ struct Result {
 
 struct ReconcileContext {
   std::stop_token stop; // fires when the manager shuts down
-  spdlog::logger& log;  // carries the controller and the object
+  // controller-runtime's reconcile logger: "controller", "controllerGroup",
+  // "controllerKind", the kind as key with the request's objectRef
+  // ("TerraformCluster": {"name", "namespace"}), "namespace", "name" and a
+  // "reconcileID" unique to this call. A reconciler adds the owners it
+  // resolves with withValues().
+  Logger log;
 };
 
 // Implementations must be safe to call from several workers at once for
@@ -98,7 +106,8 @@ public:
   Controller& operator=(const Controller&) = delete;
 
   // Call before run(). Events of `informer` that pass every predicate
-  // enqueue the object's own key (For / EnqueueRequestForObject).
+  // enqueue the object's own key (For / EnqueueRequestForObject). The
+  // first call names the kind of the reconcile logger's fields.
   void watchFor(SharedInformer& informer, std::vector<Predicate> predicates = {});
   // Enqueue the owner of kind `owner` (group and kind compared) named in the
   // object's ownerReferences (Owns / EnqueueRequestForOwner).
@@ -124,6 +133,8 @@ private:
   void addSource(SharedInformer& informer, std::function<std::vector<Request>(const Json&)> map,
                  std::vector<Predicate> predicates);
   void worker(std::stop_token stop);
+  // The reconcile logger of `request` (ReconcileContext::log).
+  Logger reconcileLogger(const Request& request);
 
   struct Metrics {
     Counter* success;
@@ -141,7 +152,10 @@ private:
   const int workers_;
   const Duration cache_sync_timeout_;
   Clock& clock_;
-  std::shared_ptr<spdlog::logger> logger_;
+  Logger log_; // with "controller" (and the kind's fields once watchFor named it)
+  std::optional<GroupVersionKind> for_kind_;
+  std::mutex ids_mu_;
+  std::mt19937_64 ids_; // reconcileIDs
   WorkQueue queue_;
   std::optional<Metrics> metrics_;
   std::vector<std::pair<SharedInformer*, uint64_t>> sources_;

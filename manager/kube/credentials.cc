@@ -16,6 +16,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "contract/status_macros.h"
 #include "manager/kube/object.h"
 
 extern char** environ; // NOLINT(readability-identifier-naming): POSIX
@@ -73,12 +74,8 @@ absl::StatusOr<ProcessResult> runProcess(const std::vector<std::string>& argv,
   Fd out_write;
   Fd err_read;
   Fd err_write;
-  if (auto s = makePipe(out_read, out_write); !s.ok()) {
-    return s;
-  }
-  if (auto s = makePipe(err_read, err_write); !s.ok()) {
-    return s;
-  }
+  CAPTF_RETURN_IF_ERROR(makePipe(out_read, out_write));
+  CAPTF_RETURN_IF_ERROR(makePipe(err_read, err_write));
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);

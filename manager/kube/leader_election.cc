@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "contract/status_macros.h"
 #include "manager/kube/errors.h"
 #include "manager/kube/strings.h"
 
@@ -216,9 +217,7 @@ bool LeaderElector::release() {
 }
 
 absl::Status LeaderElector::run(std::stop_token stop) {
-  if (auto s = validate(config_); !s.ok()) {
-    return s;
-  }
+  CAPTF_RETURN_IF_ERROR(validate(config_));
   std::mt19937_64 rng(std::random_device{}());
   std::uniform_real_distribution<double> jitter(0.0, 1.2);
   logger_->info("attempting to acquire the leader lease lease={} identity={}", lock_.describe(),

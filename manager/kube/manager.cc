@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "contract/status_macros.h"
 #include "manager/kube/strings.h"
 
 namespace captf::kube {
@@ -82,14 +83,10 @@ absl::StatusOr<std::unique_ptr<Manager>> Manager::create(const RestConfig& confi
     }
     LeaderElectionConfig check = options.leader_election_config;
     check.identity = "x";
-    if (auto s = validate(check); !s.ok()) {
-      return s;
-    }
+    CAPTF_RETURN_IF_ERROR(validate(check));
   }
   std::unique_ptr<Manager> manager(new Manager(config, std::move(options), std::move(logger)));
-  if (auto s = manager->init(config); !s.ok()) {
-    return s;
-  }
+  CAPTF_RETURN_IF_ERROR(manager->init(config));
   return manager;
 }
 
@@ -207,9 +204,7 @@ bool Manager::stopGroup(NeedLeaderElection group) {
 
 absl::Status Manager::run(std::stop_token stop) {
   if (diagnostics_) {
-    if (auto s = diagnostics_->start(); !s.ok()) {
-      return s;
-    }
+    CAPTF_RETURN_IF_ERROR(diagnostics_->start());
   }
   // One stop for the leader work: the caller's, or a failed runnable. The
   // runnables that need no leadership (the webhook server) get their own

@@ -55,7 +55,9 @@ std::string labelText(const std::vector<std::string>& names, const std::vector<s
   return out.empty() ? out : absl::StrCat("{", out, "}");
 }
 
-const char* typeName(MetricType type) {
+} // namespace
+
+const char* metricTypeName(MetricType type) {
   switch (type) {
   case MetricType::kCounter:
     return "counter";
@@ -66,8 +68,6 @@ const char* typeName(MetricType type) {
   }
   return "untyped";
 }
-
-} // namespace
 
 void Counter::inc(double delta) {
   assert(delta >= 0);
@@ -191,7 +191,7 @@ std::string MetricsRegistry::render() const {
                        : entry.histogram ? entry.histogram->help()
                                          : entry.help;
     absl::StrAppend(&out, "# HELP ", name, " ", escapeHelp(help), "\n# TYPE ", name, " ",
-                    typeName(entry.type), "\n");
+                    metricTypeName(entry.type), "\n");
     if (entry.counter) {
       entry.counter->forEach([&](const auto& labels, const Counter& c) {
         absl::StrAppend(&out, name, labelText(entry.counter->labelNames(), labels), " ",
@@ -226,6 +226,28 @@ std::string MetricsRegistry::render() const {
         absl::StrAppend(&out, name, labelText(entry.labels, labels), " ", formatValue(value), "\n");
       }
     }
+  }
+  return out;
+}
+
+std::vector<MetricDescription> MetricsRegistry::describe() const {
+  std::lock_guard lock(mu_);
+  std::vector<MetricDescription> out;
+  out.reserve(entries_.size());
+  for (const auto& [name, entry] : entries_) {
+    MetricDescription d{name, entry.type, entry.help, entry.labels, {}};
+    if (entry.counter) {
+      d.help = entry.counter->help();
+      d.labels = entry.counter->labelNames();
+    } else if (entry.gauge) {
+      d.help = entry.gauge->help();
+      d.labels = entry.gauge->labelNames();
+    } else if (entry.histogram) {
+      d.help = entry.histogram->help();
+      d.labels = entry.histogram->labelNames();
+      d.buckets = entry.histogram->bounds();
+    }
+    out.push_back(std::move(d));
   }
   return out;
 }

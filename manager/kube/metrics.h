@@ -54,6 +54,19 @@ private:
 
 enum class MetricType { kCounter, kGauge, kHistogram };
 
+// "counter", "gauge" or "histogram", as the exposition's # TYPE line says.
+const char* metricTypeName(MetricType type);
+
+// A registered family without its samples: what docs/reference/metrics.md
+// is generated from (test/docs/reference_pages.cc).
+struct MetricDescription {
+  std::string name;
+  MetricType type = MetricType::kCounter;
+  std::string help;
+  std::vector<std::string> labels;
+  std::vector<double> buckets; // histograms only
+};
+
 // A named metric with fixed label names. Thread-safe. References returned by
 // withLabels() stay valid until remove() of those labels or the family dies.
 template <class T> class Family {
@@ -109,6 +122,9 @@ public:
   // The whole registry in the text exposition format, families sorted by
   // name, children by label values.
   std::string render() const;
+
+  // Every registered family, sorted by name.
+  std::vector<MetricDescription> describe() const;
 
 private:
   struct Entry {

@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "contract/status_macros.h"
 #include "manager/kube/errors.h"
 #include "manager/kube/strings.h"
 
@@ -186,11 +187,8 @@ absl::StatusOr<HttpResponse> RestClient::send(const RestRequest& request) {
     if (!credentials.ok()) {
       return credentials.status();
     }
-    if (auto s = transport_->setClientCertificate(credentials->client_cert_pem,
-                                                  credentials->client_key_pem);
-        !s.ok()) {
-      return s;
-    }
+    CAPTF_RETURN_IF_ERROR(transport_->setClientCertificate(credentials->client_cert_pem,
+                                                           credentials->client_key_pem));
     Duration remaining = deadline - clock_.now();
     if (remaining <= Duration::zero()) {
       return absl::DeadlineExceededError(
@@ -255,11 +253,8 @@ absl::StatusOr<std::unique_ptr<BodyStream>> RestClient::stream(const RestRequest
     if (!credentials.ok()) {
       return credentials.status();
     }
-    if (auto s = transport_->setClientCertificate(credentials->client_cert_pem,
-                                                  credentials->client_key_pem);
-        !s.ok()) {
-      return s;
-    }
+    CAPTF_RETURN_IF_ERROR(transport_->setClientCertificate(credentials->client_cert_pem,
+                                                           credentials->client_key_pem));
     auto http = prepare(request, *credentials, timeout);
     if (!http.ok()) {
       return http.status();

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "contract/status_macros.h"
 #include "manager/kube/strings.h"
 
 namespace captf::kube {
@@ -211,9 +212,7 @@ absl::StatusOr<LabelSelector> LabelSelector::fromJson(const Json& selector) {
         return absl::InvalidArgumentError(absl::StrCat(
             "selector operator ", op, needs_values ? " needs" : " takes no", " values"));
       }
-      if (auto status = validateKey(requirement.key); !status.ok()) {
-        return status;
-      }
+      CAPTF_RETURN_IF_ERROR(validateKey(requirement.key));
       out.add(std::move(requirement));
     }
   }

@@ -1,31 +1,17 @@
 #pragma once
 
-// Debian's Abseil is built with its own absl::string_view (not an alias of
-// std::string_view), so absl::StrCat & co. do not take std::string_view and
-// fmt/spdlog cannot format absl::string_view. These convert explicitly.
+// The string bridge of contract/strings.h under the names the client runtime
+// and the controllers use (kube::av, kube::sv, kube::str, kube::msg). One
+// implementation: docs/architecture.md lets every folder include that
+// header-only file.
 
-#include <string>
-#include <string_view>
-
-#include "absl/status/status.h"
-#include "absl/strings/string_view.h"
+#include "contract/strings.h"
 
 namespace captf::kube {
 
-inline absl::string_view av(std::string_view s) {
-  return {s.data(), s.size()};
-}
-inline std::string_view sv(absl::string_view s) {
-  return {s.data(), s.size()};
-}
-// A std::string of a string_view constant (the API's keys and reasons are
-// string_views; JSON keys and messages are strings).
-inline std::string str(std::string_view s) {
-  return std::string(s);
-}
-// The message of a status, for logging.
-inline std::string_view msg(const absl::Status& status) {
-  return sv(status.message());
-}
+using contract::av;
+using contract::msg;
+using contract::str;
+using contract::sv;
 
 } // namespace captf::kube

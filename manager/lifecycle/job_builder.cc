@@ -1,5 +1,9 @@
 #include "manager/lifecycle/job_builder.h"
 
+#include <algorithm>
+#include <functional>
+#include <set>
+
 #include "absl/status/status.h"
 #include "contract/git_source.h"
 #include "contract/render.h"
@@ -59,6 +63,12 @@ json annotationsOf(const JobBuildRequest& r) {
   return annotations;
 }
 
+bool keptPolicyVar(const api::EnvVar& var) {
+  // resolveJobPolicy already dropped TF_/KUBE_ names; drop them here too in
+  // case a policy was assembled by hand.
+  return !var.name.starts_with("TF_") && !var.name.starts_with("KUBE_");
+}
+
 json envOf(const JobBuildRequest& r) {
   json env = json::array({
       {{"name", "TF_IN_AUTOMATION"}, {"value", "1"}},
@@ -68,13 +78,33 @@ json envOf(const JobBuildRequest& r) {
       {{"name", "KUBE_NAMESPACE"}, {"value", r.object.ns}},
       {{"name", "CHECKPOINT_DISABLE"}, {"value", "1"}},
   });
-  // resolveJobPolicy already dropped TF_/KUBE_ names; drop them here too in
-  // case a policy was assembled by hand.
+  // The names the Job sets itself: a credential key of the same name stays
+  // a file only, so the Job's value is the one the runner sees (as an
+  // explicit env entry won over envFrom) and no name is listed twice.
+  std::set<std::string, std::less<>> taken;
+  for (const json& var : env) {
+    taken.insert(var["name"].get<std::string>());
+  }
   for (const api::EnvVar& var : r.policy.env) {
-    if (var.name.starts_with("TF_") || var.name.starts_with("KUBE_")) {
+    if (keptPolicyVar(var)) {
+      taken.insert(var.name);
+    }
+  }
+  // Before jobs.env, so a jobs.env value can still refer to a credential
+  // with $(NAME), as it could under envFrom.
+  for (const std::string& key : r.credential_env_keys) {
+    if (taken.contains(key)) {
       continue;
     }
-    env.push_back(api::toJson(var));
+    env.push_back(
+        {{"name", key},
+         {"valueFrom",
+          {{"secretKeyRef", {{"name", r.credentials_secret}, {"key", key}, {"optional", true}}}}}});
+  }
+  for (const api::EnvVar& var : r.policy.env) {
+    if (keptPolicyVar(var)) {
+      env.push_back(api::toJson(var));
+    }
   }
   return env;
 }
@@ -133,6 +163,17 @@ absl::Status validate(const JobBuildRequest& r) {
   if (r.credentials_secret.empty()) {
     return missing("credentials_secret");
   }
+  std::set<std::string_view> env_keys;
+  for (const std::string& key : r.credential_env_keys) {
+    if (!isEnvVarName(key)) {
+      return absl::InvalidArgumentError(strCat("job builder: credential_env_keys: \"", key,
+                                               "\" is not an environment variable name"));
+    }
+    if (!env_keys.insert(key).second) {
+      return absl::InvalidArgumentError(
+          strCat("job builder: credential_env_keys: \"", key, "\" is listed twice"));
+    }
+  }
   if (r.attempt < 1) {
     return absl::InvalidArgumentError("job builder: attempt must be at least 1");
   }
@@ -161,6 +202,21 @@ absl::Status validate(const JobBuildRequest& r) {
 }
 
 } // namespace
+
+bool isEnvVarName(std::string_view name) {
+  constexpr std::size_t kMaxSecretKey = 253;
+  if (name.empty() || name.size() > kMaxSecretKey) {
+    return false;
+  }
+  const auto allowed = [](char c, bool first) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '-' || c == '.' ||
+           (!first && c >= '0' && c <= '9');
+  };
+  if (!allowed(name.front(), true)) {
+    return false;
+  }
+  return std::all_of(name.begin() + 1, name.end(), [&](char c) { return allowed(c, false); });
+}
 
 std::vector<std::string> runnerArgs(const JobBuildRequest& r) {
   const std::string_view op = api::enumName(r.operation);
@@ -247,7 +303,6 @@ absl::StatusOr<json> buildJob(const JobBuildRequest& r) {
       {"command", {std::string(kRunnerPath), "run"}},
       {"args", runnerArgs(r)},
       {"env", envOf(r)},
-      {"envFrom", {{{"secretRef", {{"name", r.credentials_secret}}}}}},
       {"resources", api::toJson(r.policy.resources)},
       {"securityContext", api::toJson(r.policy.security_context)},
       {"terminationMessagePolicy", "File"},

@@ -11,11 +11,15 @@
 // (/captf/work, emptyDir), tmp (/tmp, emptyDir), config (/captf/config, RO:
 // the per-run Secret, projected with the backup chunks for a restore),
 // credentials (/var/run/captf/credentials, RO, the credential mirror, mode
-// 0440). envFrom: the credential mirror.
+// 0440: every key a file, byte for byte). The mirror's text keys are also
+// environment variables, one secretKeyRef each (credential_env_keys; no
+// envFrom: a binary value must never reach the environment,
+// docs/decisions/manager-identity.md).
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -86,9 +90,19 @@ struct JobBuildRequest {
   std::string runner_image{};
   // resolveJobPolicy(...).
   EffectiveJobPolicy policy{};
-  // The credential mirror Secret (`captf-creds-<identity>`): envFrom and
-  // the credentials volume. Required.
+  // The credential mirror Secret (`captf-creds-<identity>`): the
+  // credentials volume and the Secret of every credential env entry.
+  // Required.
   std::string credentials_secret{};
+  // The mirror's keys that are also environment variables of the `source`
+  // container (controllers::deliveryOf: text values under a valid name),
+  // each a secretKeyRef to credentials_secret marked optional (a key a
+  // rotation removed before the pod starts is then absent rather than
+  // blocking the container). Rendered after the six fixed variables and
+  // before jobs.env, in the given order; a key named like a fixed variable or
+  // a jobs.env entry is left out (the Job's own value wins, as it did over
+  // envFrom). Each must satisfy isEnvVarName.
+  std::vector<std::string> credential_env_keys{};
   // The inputs hash the Job renders (decision.inputs_hash): the Job's
   // captf.io/inputs-hash annotation (omitted when empty) and --inputs-hash
   // when guarding.
@@ -116,6 +130,13 @@ struct JobBuildRequest {
   std::int64_t termination_grace_period_seconds = kTerminationGracePeriodSeconds;
 };
 
+// Whether `name` can name an environment variable of a pod on every API
+// server: `[-._a-zA-Z][-._a-zA-Z0-9]*` (IsEnvVarName as it was before the
+// RelaxedEnvironmentVariableValidation feature), at most 253 bytes (a Secret
+// key's limit). A Secret key may also start with a digit; such a key is a
+// file only.
+bool isEnvVarName(std::string_view name);
+
 // The runner arguments of §13.3 (after `/captf/bin/runner run`), each as
 // `--flag=value`, in the table's order: --op, --bin, --image, --module,
 // --providers, --workdir, --config, --lock-timeout=<n>s,
@@ -136,6 +157,7 @@ std::vector<std::string> runnerArgs(const JobBuildRequest& request);
 //
 // Errors (InvalidArgument, naming the field): empty job_name, object name,
 // namespace, object_uid, image, runner_image or credentials_secret; a
+// credential_env_keys entry that is not isEnvVarName or is repeated; a
 // guarded apply without inputs_hash; a restore without chunk Secrets;
 // guard/expect-plan options on an operation other than apply; a grace
 // period not above the margin.

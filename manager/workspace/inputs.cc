@@ -8,6 +8,7 @@
 #include "contract/digest.h"
 #include "contract/inputs_hash.h"
 #include "contract/json_adapter.h"
+#include "contract/status_macros.h"
 #include "contract/strings.h"
 #include "contract/text.h"
 #include "manager/api/keys.h"
@@ -256,16 +257,10 @@ absl::StatusOr<VariablesSourceData> readVariablesSource(const api::VariablesSour
     return absl::OkStatus();
   };
   if (is_secret) {
-    if (auto s = take("data", true); !s.ok()) {
-      return s;
-    }
+    CAPTF_RETURN_IF_ERROR(take("data", true));
   } else {
-    if (auto s = take("binaryData", true); !s.ok()) {
-      return s;
-    }
-    if (auto s = take("data", false); !s.ok()) {
-      return s;
-    }
+    CAPTF_RETURN_IF_ERROR(take("binaryData", true));
+    CAPTF_RETURN_IF_ERROR(take("data", false));
   }
   data.data.assign(values.begin(), values.end());
   return data;

@@ -6,6 +6,7 @@
 #include "contract/digest.h"
 #include "contract/json_adapter.h"
 #include "contract/roles.h"
+#include "contract/status_macros.h"
 #include "contract/strings.h"
 #include "manager/api/keys.h"
 #include "manager/workspace/json_util.h"
@@ -86,12 +87,8 @@ absl::StatusOr<DurableInputs> readDurableInputs(const json& secret_object) {
     into = *std::move(data);
     return absl::OkStatus();
   };
-  if (auto s = read(contract::kMainFileName, out.root.main_tf_json); !s.ok()) {
-    return s;
-  }
-  if (auto s = read(contract::kTfvarsFileName, out.root.tfvars_json); !s.ok()) {
-    return s;
-  }
+  CAPTF_RETURN_IF_ERROR(read(contract::kMainFileName, out.root.main_tf_json));
+  CAPTF_RETURN_IF_ERROR(read(contract::kTfvarsFileName, out.root.tfvars_json));
   auto tfvars = contract::parseJson(out.root.tfvars_json, contract::kTfvarsFileName);
   if (!tfvars.ok() || !tfvars->is_object()) {
     return absl::FailedPreconditionError(

@@ -1,7 +1,8 @@
 // The JSON Schemas under contract/schemas/ and the C++ table in
 // contract/roles.cc describe the same contract: this test proves it, checks
 // the schema examples, and validates the typed builders' output against the
-// schemas.
+// schemas with valijson (test/contract/schema_set.h), whose enforcement of
+// every keyword the schemas may use is proven at the end.
 
 #include <filesystem>
 #include <fstream>
@@ -9,20 +10,27 @@
 #include <set>
 #include <string>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
+#include <valijson/adapters/nlohmann_json_adapter.hpp>
+#include <valijson/schema.hpp>
+#include <valijson/schema_parser.hpp>
+#include <valijson/validator.hpp>
 
 #include "contract/inputs.h"
 #include "contract/json_adapter.h"
 #include "contract/roles.h"
-#include "test/contract/json_schema_subset.h"
+#include "test/contract/schema_set.h"
 #include "test/contract/test_util.h"
 
 namespace captf::contract {
 namespace {
 
 using nlohmann::json;
+using testing::allowedKeywords;
+using testing::isAnnotation;
 using testing::SchemaSet;
+using testing::unenforcedKeywords;
 
 constexpr std::string_view kIdPrefix = "https://captf.io/schemas/v1alpha1/";
 
@@ -401,7 +409,8 @@ TEST_F(SchemasTest, InvalidExamplesFailWhereExpected) {
   // Each invalid example breaks specific rules; the paths are where.
   const std::map<std::string, std::set<std::string>> expected = {
       {"cluster-inputs",
-       {"/captf_object/kind", "/captf_tags/captf.io~1kind", "/control_plane_endpoint"}},
+       {"/captf_object/kind", "/captf_tags/captf.io~1kind", "/control_plane_endpoint",
+        "/control_plane_endpoint/port"}},
       {"machine-inputs", {"/bootstrap_data", "/bootstrap_format"}},
       {"machinepool-inputs", {"/region", "/replicas", "/autoscaling/step"}},
       {"cluster-outputs", {"", "/control_plane_endpoint"}},
@@ -463,51 +472,140 @@ TEST_F(SchemasTest, BuilderOutputValidatesAgainstTheInputSchemas) {
   }
 }
 
-TEST(SchemaSubsetTest, RefusesKeywordsItDoesNotImplement) {
-  // Guards the guard: a schema using an unimplemented keyword must fail
-  // loudly, not pass silently.
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("captf-schema-test-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  std::ofstream(dir / "s.json") << R"({"$id": "https://captf.io/schemas/v1alpha1/s.json",
-      "type": "array", "uniqueItems": true})";
-  auto set = SchemaSet::load(dir.string());
-  std::filesystem::remove_all(dir);
-  ASSERT_TRUE(set.ok()) << set.status();
-  auto errors = set->validate(schemaId("s.json"), json::array({1, 1}));
-  ASSERT_FALSE(errors.ok());
-  EXPECT_NE(std::string(errors.status().message()).find("uniqueItems"), std::string::npos);
+// valijson itself, as the schemas would meet it without the adapter.
+bool valijsonAlone(const json& schema, const json& instance) {
+  valijson::Schema parsed;
+  valijson::SchemaParser(valijson::SchemaParser::kDraft7)
+      .populateSchema(valijson::adapters::NlohmannJsonAdapter(schema), parsed);
+  return valijson::Validator().validate(parsed, valijson::adapters::NlohmannJsonAdapter(instance),
+                                        nullptr);
 }
 
-TEST(SchemaSubsetTest, AppliesTheKeywordsItImplements) {
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("captf-schema-test2-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  std::ofstream(dir / "s.json") << R"({"$id": "https://captf.io/schemas/v1alpha1/s.json",
-      "type": "object", "required": ["a"], "additionalProperties": false,
-      "properties": {"a": {"type": "string", "minLength": 2, "maxLength": 3, "pattern": "^x"},
-                     "n": {"type": "integer", "minimum": 1, "maximum": 2},
-                     "l": {"type": "array", "maxItems": 1, "items": {"enum": ["p"]}}}})";
-  auto set = SchemaSet::load(dir.string());
-  std::filesystem::remove_all(dir);
-  ASSERT_TRUE(set.ok()) << set.status();
-  const auto paths = [&](const json& instance) {
-    auto errors = set->validate(schemaId("s.json"), instance);
-    EXPECT_TRUE(errors.ok());
-    return errors.ok() ? errorPaths(*errors) : std::set<std::string>{"<error>"};
+json withId(json schema) {
+  schema["$id"] = schemaId("s.json");
+  return schema;
+}
+
+std::set<std::string> pathsUnder(const json& schema, const json& instance) {
+  auto set = SchemaSet::fromDocuments({withId(schema)});
+  EXPECT_TRUE(set.ok()) << set.status();
+  if (!set.ok()) {
+    return {"<error>"};
+  }
+  auto errors = set->validate(schemaId("s.json"), instance);
+  EXPECT_TRUE(errors.ok()) << errors.status();
+  return errors.ok() ? errorPaths(*errors) : std::set<std::string>{"<error>"};
+}
+
+TEST_F(SchemasTest, TheShippedSchemasUseOnlyKeywordsValijsonEnforces) {
+  ASSERT_FALSE(schemas_.documents().empty());
+  for (const auto& [id, document] : schemas_.documents()) {
+    EXPECT_THAT(unenforcedKeywords(document), ::testing::IsEmpty()) << id;
+  }
+}
+
+TEST(SchemaSetTest, RefusesKeywordsValijsonWouldIgnore) {
+  // Guards the guard: valijson 1.0 passes what these 2020-12 keywords forbid,
+  // so a schema using one must fail loudly, not pass silently.
+  const json dependent = {{"type", "object"}, {"dependentRequired", {{"a", json::array({"b"})}}}};
+  EXPECT_TRUE(valijsonAlone(dependent, json{{"a", 1}}));
+  const json prefix = {{"type", "array"}, {"prefixItems", json::array({json{{"type", "string"}}})}};
+  EXPECT_TRUE(valijsonAlone(prefix, json::array({1})));
+  const json nested = {{"properties", {{"l", {{"items", {{"minContains", 1}}}}}}}};
+  // "<schema pointer>: <keyword>"; the root's pointer is empty.
+  for (const auto& [schema, where] :
+       std::vector<std::pair<json, std::string>>{{dependent, ": dependentRequired"},
+                                                 {prefix, ": prefixItems"},
+                                                 {nested, "/properties/l/items: minContains"}}) {
+    auto set = SchemaSet::fromDocuments({withId(schema)});
+    ASSERT_FALSE(set.ok()) << where;
+    EXPECT_THAT(std::string(set.status().message()), ::testing::HasSubstr(where));
+  }
+  EXPECT_THAT(unenforcedKeywords(json{{"items", json::array({json::object()})}}),
+              ::testing::ElementsAre(": items (not a schema)"));
+}
+
+TEST(SchemaSetTest, SiblingsOfRefApplyAsDraft2020Says) {
+  // Draft 7 (valijson's newest) ignores the siblings of $ref; the schemas'
+  // 2020-12 applies them (captf_tags' per-role constants are such siblings).
+  const json schema = {{"$defs", {{"tags", {{"type", "object"}}}}},
+                       {"$ref", "#/$defs/tags"},
+                       {"properties", {{"kind", {{"const", "TerraformCluster"}}}}}};
+  const json wrong_kind = {{"kind", "TerraformMachine"}};
+  EXPECT_TRUE(valijsonAlone(schema, wrong_kind)) << "valijson learned 2020-12: simplify";
+  EXPECT_EQ(pathsUnder(schema, wrong_kind), std::set<std::string>{"/kind"});
+  EXPECT_EQ(pathsUnder(schema, json::array()), std::set<std::string>{""});
+  EXPECT_TRUE(pathsUnder(schema, json{{"kind", "TerraformCluster"}}).empty());
+}
+
+TEST(SchemaSetTest, ValijsonEnforcesEveryAllowedKeyword) {
+  struct Case {
+    std::string keyword;
+    json schema;
+    json valid;
+    json invalid;
+    std::string invalid_at;
   };
-  EXPECT_TRUE(paths(json{{"a", "xy"}, {"n", 2}, {"l", {"p"}}}).empty());
-  // "é" is one code point: lengths count code points, not bytes.
-  EXPECT_TRUE(paths(json{{"a", "x\u00e9"}}).empty());
-  EXPECT_EQ(paths(json{{"a", "x"}}), std::set<std::string>{"/a"});
-  EXPECT_EQ(paths(json{{"a", "xyzw"}}), std::set<std::string>{"/a"});
-  EXPECT_EQ(paths(json{{"a", "yy"}}), std::set<std::string>{"/a"});
-  EXPECT_EQ(paths(json{{"a", "xy"}, {"n", 3}}), std::set<std::string>{"/n"});
-  EXPECT_EQ(paths(json{{"a", "xy"}, {"n", 1.5}}), std::set<std::string>{"/n"});
-  EXPECT_EQ(paths(json{{"a", "xy"}, {"l", {"p", "p"}}}), std::set<std::string>{"/l"});
-  EXPECT_EQ(paths(json{{"a", "xy"}, {"l", {"q"}}}), std::set<std::string>{"/l/0"});
-  EXPECT_EQ(paths(json{{"a", "xy"}, {"z", 1}}), std::set<std::string>{"/z"});
-  EXPECT_EQ(paths(json::object()), std::set<std::string>{""});
+  const json object = {{"type", "object"}};
+  const std::vector<Case> cases = {
+      {"type", {{"type", json::array({"string", "null"})}}, nullptr, 1, ""},
+      {"enum", {{"enum", json::array({"a", 1})}}, 1, "b", ""},
+      {"const", {{"const", "v1alpha1"}}, "v1alpha1", "v1", ""},
+      {"properties",
+       {{"properties", {{"a", {{"type", "string"}}}}}},
+       json{{"a", "x"}},
+       json{{"a", 1}},
+       "/a"},
+      {"required", {{"required", json::array({"a"})}}, json{{"a", 1}}, json::object(), ""},
+      {"additionalProperties",
+       {{"properties", {{"a", object}}}, {"additionalProperties", {{"type", "string"}}}},
+       json{{"a", json::object()}, {"b", "x"}},
+       json{{"b", 1}},
+       "/b"},
+      {"items",
+       {{"items", {{"type", "integer"}}}},
+       json::array({1, 2}),
+       json::array({1, "x"}),
+       "/1"},
+      {"minItems", {{"minItems", 1}}, json::array({1}), json::array(), ""},
+      {"maxItems", {{"maxItems", 1}}, json::array({1}), json::array({1, 2}), ""},
+      // Lengths count code points: "é" is one, in two bytes.
+      {"minLength", {{"minLength", 2}}, "x\u00e9", "\u00e9", ""},
+      {"maxLength", {{"maxLength", 2}}, "x\u00e9", "xyz", ""},
+      // Unanchored, as JSON Schema's regular expressions are.
+      {"pattern", {{"pattern", "^v[0-9]"}}, "v1.31.0", "1.31", ""},
+      {"minimum", {{"minimum", 1}}, 1, 0, ""},
+      {"maximum", {{"maximum", 65535}}, 65535, 65536, ""},
+      {"anyOf",
+       {{"anyOf", json::array({json{{"type", "string"}}, json{{"type", "null"}}})}},
+       nullptr,
+       1,
+       ""},
+      {"allOf", {{"allOf", json::array({json{{"minimum", 1}}, json{{"maximum", 2}}})}}, 2, 3, ""},
+      {"not", {{"not", {{"type", "null"}}}}, 0, nullptr, ""},
+      {"$ref",
+       {{"$defs", {{"port", {{"type", "integer"}}}}},
+        {"properties", {{"p", {{"$ref", "#/$defs/port"}}}}}},
+       json{{"p", 1}},
+       json{{"p", "1"}},
+       "/p"},
+  };
+  std::set<std::string> proven;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.keyword);
+    proven.insert(c.keyword);
+    EXPECT_TRUE(pathsUnder(c.schema, c.valid).empty()) << c.valid.dump();
+    EXPECT_EQ(pathsUnder(c.schema, c.invalid), std::set<std::string>{c.invalid_at})
+        << c.invalid.dump();
+  }
+  // A closed object: additionalProperties false.
+  EXPECT_EQ(pathsUnder({{"properties", {{"a", object}}}, {"additionalProperties", false}},
+                       json{{"a", json::object()}, {"z", 1}}),
+            std::set<std::string>{"/z"});
+  for (const std::string& keyword : allowedKeywords()) {
+    EXPECT_TRUE(isAnnotation(keyword) || proven.contains(keyword))
+        << keyword << " is allowed but no case proves valijson enforces it";
+  }
 }
 
 } // namespace

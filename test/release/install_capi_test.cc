@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "test/manager/controllers/manager_e2e.h"
+#include "test/release/binaries.h"
 #include "test/runner/e2e_support.h"
 
 namespace captf {
@@ -54,10 +55,11 @@ protected:
   }
 
   static rig::CommandResult quickstart(const rig::Env& env) {
-    return rig::run({"bash", e2e::sourceDir() + "/scripts/quickstart.sh", "up", "--rig-dir",
-                     env.dir, "--manager", CAPTF_RELEASE_MANAGER, "--runner", CAPTF_RUNNER_STATIC,
-                     "--lint", CAPTF_RELEASE_LINT},
-                    "", {{"CAPTF_QUICKSTART_DIR", state_}});
+    std::vector<std::string> argv = {"bash", e2e::sourceDir() + "/scripts/quickstart.sh", "up",
+                                     "--rig-dir", env.dir};
+    const std::vector<std::string> binaries = release::releaseBinaryArgs();
+    argv.insert(argv.end(), binaries.begin(), binaries.end());
+    return rig::run(argv, "", {{"CAPTF_QUICKSTART_DIR", state_}});
   }
 
   static json managerPod() {
@@ -207,12 +209,14 @@ TEST_F(InstallTest, ZClusterctlMoveToASecondControlPlaneAdoptsWithoutReapplying)
     const rig::CommandResult r = on(env, args);
     return r.exit_code == 0 ? json::parse(r.output, nullptr, false) : json();
   };
-  rig::CommandResult r =
-      rig::run({"bash", e2e::sourceDir() + "/scripts/install.sh", "--kubeconfig", target.kubeconfig,
-                "--registry", target.registry, "--out", target.dir + "/install", "--version",
-                kVersion, "--manager", CAPTF_RELEASE_MANAGER, "--runner", CAPTF_RUNNER_STATIC,
-                "--lint", CAPTF_RELEASE_LINT},
-               "", {{"KUBECTL", target.kubectl}});
+  std::vector<std::string> install = {"bash",         e2e::sourceDir() + "/scripts/install.sh",
+                                      "--kubeconfig", target.kubeconfig,
+                                      "--registry",   target.registry,
+                                      "--out",        target.dir + "/install",
+                                      "--version",    kVersion};
+  const std::vector<std::string> binaries = release::releaseBinaryArgs();
+  install.insert(install.end(), binaries.begin(), binaries.end());
+  rig::CommandResult r = rig::run(install, "", {{"KUBECTL", target.kubectl}});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   // clusterctl moves only a cluster whose control plane is initialized and
   // whose machines have nodes. The sample modules boot nothing, so this rig

@@ -6,11 +6,14 @@
 // cert-manager's real CRDs), checksums, metadata, every kustomize overlay,
 // and every flavor rendered by `clusterctl generate cluster` from the
 // release's local repository and accepted by a server-side dry run.
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -18,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "test/manager/controllers/manager_e2e.h"
+#include "test/release/binaries.h"
 #include "test/rig/fixture.h"
 
 namespace captf::release {
@@ -32,15 +36,34 @@ using ::testing::Not;
 constexpr char kVersion[] = "v0.1.0";
 constexpr char kRepo[] = "captf/cluster-api-provider-terraform";
 
+// The flavors templates/ ships: cluster-template[-FLAVOR].yaml, "" for the
+// default, sorted. A new flavor is covered without editing this test.
+std::vector<std::string> flavors() {
+  std::vector<std::string> out;
+  for (const auto& entry : fs::directory_iterator(e2e::sourceDir() + "/templates")) {
+    const std::string name = entry.path().filename().string();
+    constexpr std::string_view kPrefix = "cluster-template";
+    if (!name.starts_with(kPrefix) || !name.ends_with(".yaml")) {
+      continue;
+    }
+    std::string flavor = name.substr(kPrefix.size(), name.size() - kPrefix.size() - 5);
+    out.push_back(flavor.empty() ? flavor : flavor.substr(1)); // "-machinepool" → "machinepool"
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 class ReleaseTest : public ::testing::Test {
 protected:
   static void SetUpTestSuite() {
     out_ = e2e::env().dir + "/release";
-    const rig::CommandResult r = rig::run(
-        {"bash", e2e::sourceDir() + "/scripts/release.sh", "--registry", e2e::env().registry,
-         "--version", kVersion, "--out", out_, "--manager", CAPTF_RELEASE_MANAGER, "--runner",
-         CAPTF_RUNNER_STATIC, "--lint", CAPTF_RELEASE_LINT},
-        "", {{"KUBECTL", e2e::env().kubectl}});
+    std::vector<std::string> argv = {"bash",       e2e::sourceDir() + "/scripts/release.sh",
+                                     "--registry", e2e::env().registry,
+                                     "--version",  kVersion,
+                                     "--out",      out_};
+    const std::vector<std::string> binaries = releaseBinaryArgs();
+    argv.insert(argv.end(), binaries.begin(), binaries.end());
+    const rig::CommandResult r = rig::run(argv, "", {{"KUBECTL", e2e::env().kubectl}});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     output_ = r.output;
     dist_ = out_ + "/" + kVersion;
@@ -78,10 +101,24 @@ std::string ReleaseTest::dist_;
 std::string ReleaseTest::output_;
 
 TEST_F(ReleaseTest, EveryArtifactIsThereWithItsChecksum) {
-  for (const char* name :
-       {"infrastructure-components.yaml", "metadata.yaml", "cluster-template.yaml",
-        "cluster-template-machinepool.yaml", "identity.yaml", "tfcapi-lint", "checksums.txt"}) {
+  for (const char* name : {"infrastructure-components.yaml", "metadata.yaml", "identity.yaml",
+                           "tfcapi-lint", "checksums.txt"}) {
     EXPECT_TRUE(fs::exists(dist_ + "/" + name)) << name;
+  }
+  // Every flavor and every ClusterClass a flavor names (clusterclass-NAME.yaml,
+  // which clusterctl fetches beside it), in the release and the repository.
+  std::vector<std::string> files;
+  for (const auto& entry : fs::directory_iterator(e2e::sourceDir() + "/templates")) {
+    const std::string file = entry.path().filename().string();
+    if (file.starts_with("cluster-template") || file.starts_with("clusterclass-")) {
+      files.push_back(file);
+    }
+  }
+  EXPECT_GE(files.size(), 5U) << "four flavors and the clusterclass flavor's class";
+  for (const std::string& file : files) {
+    EXPECT_TRUE(fs::exists(dist_ + "/" + file)) << file;
+    EXPECT_TRUE(fs::exists(out_ + "/repository/infrastructure-terraform/" + kVersion + "/" + file))
+        << file;
   }
   const rig::CommandResult sums =
       rig::run({"sh", "-c", "cd '" + dist_ + "' && sha256sum -c checksums.txt"});
@@ -134,6 +171,24 @@ TEST_F(ReleaseTest, TheImageHoldsTheManagerAndTheStaticRunnerAsNonRoot) {
   }
   EXPECT_THAT(files.output, Not(HasSubstr("bin/sh")));
   EXPECT_THAT(files.output, Not(HasSubstr("bin/bash")));
+  if (kManagerIsStatic) {
+    // A static manager: exactly the two binaries, the CA bundle, the user
+    // and /tmp (scripts/image-rootfs.sh), no library.
+    std::vector<std::string> entries;
+    std::istringstream lines(files.output);
+    for (std::string line; std::getline(lines, line);) {
+      while (line.starts_with("./")) {
+        line.erase(0, 2);
+      }
+      if (!line.empty() && line != ".") {
+        entries.push_back(line);
+      }
+    }
+    EXPECT_THAT(entries, ::testing::UnorderedElementsAre("manager", "runner", "etc/", "etc/ssl/",
+                                                         "etc/ssl/certs/",
+                                                         "etc/ssl/certs/ca-certificates.crt",
+                                                         "etc/passwd", "etc/group", "tmp/"));
+  }
 }
 
 TEST_F(ReleaseTest, TheComponentsPinTheImageAndTheServerAcceptsThem) {
@@ -191,7 +246,19 @@ TEST_F(ReleaseTest, EveryFlavorRendersAndTheServerAcceptsIt) {
       {"TERRAFORM_MACHINEPOOL_IMAGE", "registry.example/team/pool:v1"},
       {"TERRAFORM_IDENTITY_NAME", "team"},
       {"NAMESPACE", "rel-e2e"}};
-  for (const std::string flavor : {"", "machinepool", "development"}) {
+  // What each flavor must hold beyond a Cluster and a TerraformCluster (or
+  // its template): its workers.
+  const std::map<std::string, std::vector<std::string>> holds = {
+      {"", {"kind: MachineDeployment", "kind: KubeadmControlPlane"}},
+      {"machinepool", {"kind: MachinePool", "kind: TerraformMachinePool"}},
+      {"development", {"kind: MachineDeployment"}},
+      {"clusterclass",
+       {"kind: ClusterClass", "kind: TerraformClusterTemplate", "kind: TerraformMachineTemplate",
+        "kind: TerraformMachinePoolTemplate", "kind: KubeadmControlPlaneTemplate",
+        "topology:", "machineDeployments:", "machinePools:"}}};
+  const std::vector<std::string> found = flavors();
+  ASSERT_GE(found.size(), holds.size()) << "templates/ lost a flavor";
+  for (const std::string& flavor : found) {
     SCOPED_TRACE(flavor.empty() ? "default" : flavor);
     const std::string rendered = e2e::env().dir + "/flavor-" + flavor + ".yaml";
     std::vector<std::string> argv = {e2e::env().clusterctl,
@@ -221,9 +288,15 @@ TEST_F(ReleaseTest, EveryFlavorRendersAndTheServerAcceptsIt) {
     ASSERT_EQ(generated.exit_code, 0) << generated.output;
     const std::string text = rig::readFile(rendered);
     EXPECT_THAT(text, Not(HasSubstr("${"))) << text;
+    EXPECT_THAT(text, HasSubstr("kind: Cluster\n"));
     EXPECT_THAT(text, HasSubstr("kind: TerraformCluster"));
-    EXPECT_THAT(
-        text, HasSubstr(flavor == "machinepool" ? "kind: MachinePool" : "kind: MachineDeployment"));
+    const auto expected = holds.find(flavor);
+    EXPECT_TRUE(holds.contains(flavor)) << "say in `holds` what the new flavor must hold";
+    if (expected != holds.end()) {
+      for (const std::string& kind : expected->second) {
+        EXPECT_THAT(text, HasSubstr(kind));
+      }
+    }
     const auto accepted =
         e2e::kubectl({"apply", "--dry-run=server", "--validate=strict", "-f", rendered});
     EXPECT_EQ(accepted.exit_code, 0) << accepted.output;

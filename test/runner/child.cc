@@ -6,6 +6,11 @@
 //   err:TEXT        the same on stderr
 //   outbytes:N      print N bytes ('x') on stdout
 //   env:NAME        print "NAME=value" or "NAME unset"
+//   envhas:TEXT     print "envhas: found in NAME" for each environment
+//                   variable whose name or value contains TEXT, else
+//                   "envhas: absent" (TEXT itself is never printed)
+//   filehex:PATH    print "filehex PATH=<lowercase hex of every byte>" or
+//                   "filehex PATH unreadable"
 //   cwd             print the working directory
 //   pidfile:PATH    write this process's pid to PATH
 //   sleep:SECONDS   sleep (fractions allowed)
@@ -97,6 +102,31 @@ int main(int argc, char** argv) {
         std::printf("%s=%s\n", value.c_str(), v);
       } else {
         std::printf("%s unset\n", value.c_str());
+      }
+    } else if (verb == "envhas") {
+      bool found = false;
+      for (char** entry = environ; *entry != nullptr; ++entry) {
+        const std::string variable = *entry;
+        if (variable.find(value) != std::string::npos) {
+          std::printf("envhas: found in %s\n", variable.substr(0, variable.find('=')).c_str());
+          found = true;
+        }
+      }
+      if (!found) {
+        std::printf("envhas: absent\n");
+      }
+    } else if (verb == "filehex") {
+      if (FILE* f = std::fopen(value.c_str(), "rb")) {
+        std::string hex;
+        for (int c = std::fgetc(f); c != EOF; c = std::fgetc(f)) {
+          static constexpr char kDigits[] = "0123456789abcdef";
+          hex += kDigits[(c >> 4) & 0xF];
+          hex += kDigits[c & 0xF];
+        }
+        std::fclose(f);
+        std::printf("filehex %s=%s\n", value.c_str(), hex.c_str());
+      } else {
+        std::printf("filehex %s unreadable\n", value.c_str());
       }
     } else if (verb == "cwd") {
       char buffer[4096];

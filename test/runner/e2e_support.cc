@@ -312,7 +312,8 @@ json jobManifest(const JobRequest& request) {
   build.image = request.image;
   build.runner_image = Images::get().runner();
   build.policy = lifecycle::resolveJobPolicy(std::nullopt, std::nullopt);
-  build.credentials_secret = "captf-creds-e2e";
+  build.credentials_secret = request.credentials_secret;
+  build.credential_env_keys = request.credential_env_keys;
   build.runner_events = false;
   build.termination_grace_period_seconds = request.grace_seconds;
   if (build.operation == api::Operation::kRestore) {

@@ -107,6 +107,10 @@ struct JobRequest {
   std::vector<std::string> restore_secrets{};
   // Replaces `/captf/bin/runner run <args>` (the benchmark's driver).
   std::vector<std::string> command{};
+  // The credential mirror and its keys that are environment variables
+  // (what controllers::deliveryOf gives the manager's Jobs).
+  std::string credentials_secret = "captf-creds-e2e";
+  std::vector<std::string> credential_env_keys = {"NOOP_API_TOKEN"};
 };
 
 json jobManifest(const JobRequest& request);

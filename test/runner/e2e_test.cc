@@ -230,6 +230,80 @@ TEST_F(RunnerE2eTest, GuardBlocksAReplacementUntilItsInputsHashIsApproved) {
   EXPECT_GT(readState(ns_, suffix).summary.serial, serial);
 }
 
+// docs/decisions/manager-identity.md, "Delivery": every key of the
+// credential mirror is a file byte for byte; only a text key is also an
+// environment variable. A binary value (NUL, invalid UTF-8) in the
+// environment would end the value at its NUL or stop the container from
+// starting at all, so the Job never puts it there.
+TEST_F(RunnerE2eTest, ABinaryCredentialIsAFileByteForByteAndNotInTheEnvironment) {
+  // Invalid UTF-8 around a NUL and a newline.
+  const std::string blob =
+      std::string("\xff\xfe") + "binary-canary-77c1e0" + std::string("\0\x01\n\x02\xc3\x28\x80", 7);
+  std::string blob_hex;
+  for (const char c : blob) {
+    static constexpr char kDigits[] = "0123456789abcdef";
+    blob_hex += kDigits[(static_cast<unsigned char>(c) >> 4U) & 0xFU];
+    blob_hex += kDigits[static_cast<unsigned char>(c) & 0xFU];
+  }
+  kubectlCreate({{"apiVersion", "v1"},
+                 {"kind", "Secret"},
+                 {"metadata", {{"name", "captf-creds-binary"}, {"namespace", ns_}}},
+                 {"data",
+                  {{"NOOP_API_TOKEN", absl::Base64Escape(kCredentialValue)},
+                   {"BLOB", absl::Base64Escape(blob)}}}});
+  // The probe runs the test child from a local-exec (the image has no
+  // shell), inside the runtime the runner started: the environment it sees
+  // is the one a provider would.
+  const std::string module =
+      noopModule(contract::Role::kMachine) +
+      "resource \"terraform_data\" \"probe\" {\n"
+      "  input = var.machine_name\n"
+      "  provisioner \"local-exec\" {\n"
+      "    command     = \"out:probe-done\"\n"
+      "    interpreter = [\"/captf/module/child\", \"env:NOOP_API_TOKEN\", \"env:BLOB\",\n"
+      "                   \"envhas:binary-canary-77c1e0\",\n"
+      "                   \"filehex:/var/run/captf/credentials/BLOB\"]\n"
+      "  }\n"
+      "}\n";
+  const std::string image = Images::get().module("credential-probe", module, env().tofu);
+  const contract::RenderRequest request = renderRequest(contract::Role::kMachine, ns_, "probe");
+  JobRequest job{.ns = ns_,
+                 .name = "apply-probe",
+                 .image = image,
+                 .role = contract::Role::kMachine,
+                 .object = "probe",
+                 .config = rootFiles(request)};
+  job.credentials_secret = "captf-creds-binary";
+  job.credential_env_keys = {"NOOP_API_TOKEN"}; // BLOB is not text
+  const JobOutcome outcome = runJob(job);
+  ASSERT_TRUE(outcome.succeeded) << outcome.message << "\n" << outcome.log;
+  EXPECT_THAT(outcome.log, HasSubstr("probe-done"));
+
+  // The file holds every byte; the environment has no trace of the value.
+  EXPECT_THAT(outcome.log, HasSubstr("filehex /var/run/captf/credentials/BLOB=" + blob_hex + "\n"))
+      << outcome.log;
+  EXPECT_THAT(outcome.log, HasSubstr("BLOB unset"));
+  EXPECT_THAT(outcome.log, HasSubstr("envhas: absent"));
+  EXPECT_THAT(outcome.log, Not(HasSubstr("envhas: found")));
+  // The text key is a variable too, and redacted where the runtime echoes it.
+  EXPECT_THAT(outcome.log, HasSubstr("NOOP_API_TOKEN=[redacted]"));
+  EXPECT_THAT(outcome.log + outcome.message, Not(HasSubstr(kCredentialValue)));
+
+  // The pod the Job ran: BLOB is in no env entry, the mirror is mounted.
+  const json pod = podOf(ns_, "apply-probe");
+  const json& source = pod["spec"]["containers"][0];
+  EXPECT_FALSE(source.contains("envFrom"));
+  for (const json& var : source["env"]) {
+    EXPECT_NE(var.value("name", ""), "BLOB");
+  }
+  bool mounted = false;
+  for (const json& volume : pod["spec"]["volumes"]) {
+    mounted = mounted || (volume.value("name", "") == "credentials" &&
+                          volume["secret"].value("secretName", "") == "captf-creds-binary");
+  }
+  EXPECT_TRUE(mounted) << pod["spec"]["volumes"].dump();
+}
+
 // The runner process of a running pod, found on this host (the rig runs
 // pods as local processes).
 pid_t runnerPidOf(const std::string& pod) {

@@ -5,10 +5,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "contract/strings.h"
 #include "lint/checks/module_checks.h"
 #include "lint/contract_source.h"
 #include "lint/hcl/parser.h"
-#include "lint/strings.h"
 #include "test/lint/test_util.h"
 
 namespace captf::lint {
@@ -30,7 +30,7 @@ std::vector<std::string> summary(std::vector<Finding> findings) {
   std::vector<std::string> out;
   out.reserve(findings.size());
   for (const Finding& f : findings) {
-    out.push_back(concat(severityName(f.severity), " ", f.id, " ", f.file, ":", f.line));
+    out.push_back(contract::strCat(severityName(f.severity), " ", f.id, " ", f.file, ":", f.line));
   }
   return out;
 }
@@ -178,11 +178,11 @@ module "net" {
 
 TEST(ModuleChecks, AutoscalingIgnoreChangesForms) {
   const auto pool = [](std::string_view lifecycle) {
-    return concat(R"(variable "autoscaling" { type = any }
+    return contract::strCat(R"(variable "autoscaling" { type = any }
 resource "aws_autoscaling_group" "g" {
   min_size = var.autoscaling.min
 )",
-                  lifecycle, "}\n");
+                            lifecycle, "}\n");
   };
   const auto warnings = [](const std::filesystem::path& dir) {
     auto tree = loadModuleTree(dir);
@@ -277,7 +277,8 @@ TEST(ModuleChecks, SortedRule) {
 TEST(ModuleChecks, ProviderIdListHealthFilters) {
   const auto lint_pool = [](std::string_view value) {
     TempModule m;
-    m.write("main.tf", concat("output \"provider_id_list\" {\n  value = ", value, "\n}\n"));
+    m.write("main.tf",
+            contract::strCat("output \"provider_id_list\" {\n  value = ", value, "\n}\n"));
     auto tree = loadModuleTree(m.path());
     EXPECT_TRUE(tree.ok()) << tree.status();
     std::vector<Finding> out;
@@ -301,7 +302,8 @@ TEST(ModuleChecks, ProviderIdListHealthFilters) {
 TEST(ModuleChecks, EndpointNeverSetNeedsALiteralNullWithoutVariables) {
   const auto endpoint = [](std::string_view value) {
     TempModule m;
-    m.write("main.tf", concat("output \"control_plane_endpoint\" {\n  value = ", value, "\n}\n"));
+    m.write("main.tf",
+            contract::strCat("output \"control_plane_endpoint\" {\n  value = ", value, "\n}\n"));
     auto tree = loadModuleTree(m.path());
     EXPECT_TRUE(tree.ok()) << tree.status();
     std::vector<Finding> out;

@@ -1,9 +1,11 @@
+#include <map>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/escaping.h"
 #include "manager/controllers/identity.h"
 #include "manager/controllers/kinds.h"
 #include "manager/controllers/metrics.h"
@@ -63,6 +65,66 @@ TEST(NamespaceAllowedTest, InvalidSelectorIsAnError) {
       {"selector",
        {{"matchExpressions", {{{"key", "k"}, {"operator", "Sometimes"}, {"values", {"v"}}}}}}}};
   EXPECT_FALSE(namespaceAllowed(bad, "ns", json::object()).ok());
+}
+
+json secretWith(const std::map<std::string, std::string>& values) {
+  json data = json::object();
+  for (const auto& [key, value] : values) {
+    data[key] = absl::Base64Escape(value);
+  }
+  return {{"apiVersion", "v1"}, {"kind", "Secret"}, {"data", data}};
+}
+
+TEST(DeliveryOfTest, TextKeysAreAlsoVariablesEveryKeyIsAFile) {
+  const CredentialDelivery delivery = deliveryOf(secretWith({
+      {"AWS_ACCESS_KEY_ID", "AKIAEXAMPLE"},
+      {"pem", "-----BEGIN KEY-----\nMIIB\tx\n-----END KEY-----\n"},
+      {"utf8", "caf\xc3\xa9 \xe2\x9c\x93 \xf0\x9f\x94\x91"},
+      {"empty", ""},
+      {"TF_VAR_region", "us-east-1"}, // the runner drops it (spec §13.6)
+  }));
+  EXPECT_EQ(delivery.files, (std::vector<std::string>{"AWS_ACCESS_KEY_ID", "TF_VAR_region", "empty",
+                                                      "pem", "utf8"}));
+  EXPECT_EQ(delivery.env, delivery.files);
+  EXPECT_TRUE(delivery.file_only.empty());
+}
+
+TEST(DeliveryOfTest, ABinaryValueIsAFileOnly) {
+  const CredentialDelivery delivery = deliveryOf(secretWith({
+      {"nul", std::string("before\0after", 12)},
+      {"latin1", "caf\xe9"},
+      {"overlong", "\xc0\xaf"},
+      {"surrogate", "\xed\xa0\x80"},
+      {"beyond", "\xf4\x90\x80\x80"},
+      {"truncated", "\xe2\x9c"},
+      {"random", std::string("\x00\xff\xfe\x01", 4)},
+      {"TOKEN", "text"},
+  }));
+  EXPECT_EQ(delivery.files.size(), 8U);
+  EXPECT_EQ(delivery.env, (std::vector<std::string>{"TOKEN"}));
+  for (const FileOnlyKey& key : delivery.file_only) {
+    EXPECT_EQ(key.reason, FileOnlyReason::kBinaryValue) << key.key;
+  }
+  EXPECT_EQ(delivery.file_only.size(), 7U);
+}
+
+TEST(DeliveryOfTest, AKeyThatIsNoVariableNameIsAFileOnly) {
+  const CredentialDelivery delivery =
+      deliveryOf(secretWith({{"1password", "x"}, {"gcp.json", "{}"}, {"ok-key", "y"}}));
+  EXPECT_EQ(delivery.env, (std::vector<std::string>{"gcp.json", "ok-key"}));
+  EXPECT_EQ(delivery.file_only,
+            (std::vector<FileOnlyKey>{{"1password", FileOnlyReason::kNotAnEnvName}}));
+  EXPECT_EQ(fileOnlyReasonName(FileOnlyReason::kNotAnEnvName), "not an environment variable name");
+}
+
+TEST(DeliveryOfTest, WhatCannotBeDecodedIsAFileOnlyAndNoDataIsNothing) {
+  const CredentialDelivery delivery =
+      deliveryOf(json{{"data", {{"bad", "%%%not-base64"}, {"number", 7}}}});
+  EXPECT_EQ(delivery.files, (std::vector<std::string>{"bad", "number"}));
+  EXPECT_TRUE(delivery.env.empty());
+  EXPECT_EQ(delivery.file_only.size(), 2U);
+  EXPECT_EQ(deliveryOf(json{{"kind", "Secret"}}), CredentialDelivery{});
+  EXPECT_EQ(deliveryOf(json{{"data", nullptr}}), CredentialDelivery{});
 }
 
 json workload(const std::string& name) {
@@ -160,6 +222,28 @@ TEST_F(MirrorTest, RotatedDataWrittenFromAStaleCacheRereadsTheApiServerAndKeepsE
   EXPECT_EQ(mirror["data"], (json{{"key", "cm90YXRlZA=="}}));
   EXPECT_EQ(mirror["metadata"]["annotations"]["captf.io/source-hash"],
             sourceHash(json{{"key", "cm90YXRlZA=="}}));
+}
+
+TEST_F(MirrorTest, TheDeliveryIsThatOfTheDataTheMirrorNowHolds) {
+  api_.put({{"apiVersion", "v1"},
+            {"kind", "Secret"},
+            {"metadata",
+             {{"namespace", "captf-system"}, {"name", "aws-creds"}, {"resourceVersion", "9"}}},
+            {"data", {{"TOKEN", "dGV4dA=="}, {"blob", "AP8="}}}});
+  const IdentityResult result = resolver_.resolve(workload("c"), "aws");
+  ASSERT_TRUE(result.mirrored.isTrue()) << result.mirrored.message;
+  EXPECT_EQ(live()["data"], (json{{"TOKEN", "dGV4dA=="}, {"blob", "AP8="}}));
+  EXPECT_EQ(result.delivery.files, (std::vector<std::string>{"TOKEN", "blob"}));
+  EXPECT_EQ(result.delivery.env, (std::vector<std::string>{"TOKEN"}));
+
+  // Not mirrored: no delivery (and no Job).
+  json foreign = mirror({}, "11");
+  foreign["metadata"]["labels"] = json::object();
+  api_.put(foreign);
+  cache_.put(foreign);
+  const IdentityResult refused = resolver_.resolve(workload("d"), "aws");
+  EXPECT_FALSE(refused.mirrored.isTrue());
+  EXPECT_EQ(refused.delivery, CredentialDelivery{});
 }
 
 TEST_F(MirrorTest, AMirrorCreatedMeanwhileIsJoinedNotReplaced) {

@@ -357,6 +357,21 @@ std::optional<double> metricValue(const std::string& exposition, const std::stri
   return sum;
 }
 
+MetricsSince::MetricsSince(const ManagerRig& rig) : rig_(rig), before_(rig.metrics()) {
+  EXPECT_FALSE(before_.empty()) << "the manager's /metrics did not answer";
+}
+
+double MetricsSince::delta(const std::string& name,
+                           const std::map<std::string, std::string>& labels) const {
+  return metricValue(rig_.metrics(), name, labels).value_or(0) -
+         metricValue(before_, name, labels).value_or(0);
+}
+
+bool MetricsSince::grows(const std::string& name, const std::map<std::string, std::string>& labels,
+                         double at_least, std::chrono::seconds limit) const {
+  return eventually([&] { return delta(name, labels) >= at_least; }, limit);
+}
+
 std::vector<json> items(const std::string& ns, const std::string& resource,
                         const std::string& selector) {
   std::vector<std::string> args = {"-n", ns, "get", resource};

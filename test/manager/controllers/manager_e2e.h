@@ -129,6 +129,30 @@ void rotateCredentials(const std::string& identity, const std::map<std::string, 
 std::optional<double> metricValue(const std::string& exposition, const std::string& name,
                                   const std::map<std::string, std::string>& labels);
 
+// What the manager's metrics did since a first scrape: counters and
+// histogram counts (`name` + "_count") grow, so a test measures its own
+// events as differences even while other objects move the same series. A
+// series missing counts as 0. The manager must not restart in between (its
+// counters would start again from 0).
+class MetricsSince {
+public:
+  // Scrapes `rig` now; `rig` must outlive this object.
+  explicit MetricsSince(const ManagerRig& rig);
+
+  // How much name{labels} (summed over the matching samples) grew since.
+  double delta(const std::string& name, const std::map<std::string, std::string>& labels) const;
+  // Polls (eventually) until delta(name, labels) >= at_least; whether it
+  // did.
+  bool grows(const std::string& name, const std::map<std::string, std::string>& labels,
+             double at_least = 1, std::chrono::seconds limit = std::chrono::seconds(240)) const;
+  // The first scrape.
+  const std::string& before() const { return before_; }
+
+private:
+  const ManagerRig& rig_;
+  std::string before_;
+};
+
 // The items of `kubectl -n ns get resource [-l selector]` ([] when none or
 // the command fails).
 std::vector<json> items(const std::string& ns, const std::string& resource,

@@ -15,12 +15,14 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -137,6 +139,46 @@ protected:
     return e2e::runJobs(kNamespace, name, op);
   }
 
+  // The metrics of the first apply of `name`, Ready now: the Job's count,
+  // duration, queue time, steps, attempts and changes, the decision that
+  // started it, and the object's own gauges.
+  static void expectFirstApplyMetrics(const e2e::MetricsSince& since, const std::string& name) {
+    const std::map<std::string, std::string> applies = {{"kind", "TerraformCluster"},
+                                                      {"op", "apply"}};
+    EXPECT_TRUE(since.grows("captf_jobs_total", kAppliesSucceeded)) << manager_.metrics();
+    EXPECT_TRUE(since.grows("captf_job_duration_seconds_count", kAppliesSucceeded))
+        << manager_.metrics();
+    for (const char* family :
+         {"captf_job_queue_seconds_count", "captf_job_attempts_count",
+          "captf_job_step_duration_seconds_count", "captf_reconcile_op_decisions_total"}) {
+      EXPECT_TRUE(since.grows(family, applies)) << family << "\n" << manager_.metrics();
+    }
+    EXPECT_TRUE(since.grows("captf_resources_changed_total",
+                            {{"kind", "TerraformCluster"}, {"op", "apply"}, {"action", "add"}}))
+        << manager_.metrics();
+    const std::map<std::string, std::string> object = {
+        {"kind", "TerraformCluster"}, {"namespace", kNamespace}, {"name", name}};
+    const auto value = [&](const char* family) {
+      return e2e::metricValue(manager_.metrics(), family, object);
+    };
+    EXPECT_TRUE(eventually([&] { return value("captf_ready") == 1.0; })) << manager_.metrics();
+    EXPECT_TRUE(eventually([&] { return value("captf_state_bytes").value_or(0) > 0; }))
+        << manager_.metrics();
+    EXPECT_TRUE(eventually([&] { return value("captf_state_resources").value_or(0) >= 1; }))
+        << manager_.metrics();
+    EXPECT_GT(value("captf_inputs_bytes").value_or(0), 0) << manager_.metrics();
+    EXPECT_GT(e2e::metricValue(manager_.metrics(), "captf_last_success_timestamp_seconds",
+                               {{"kind", "TerraformCluster"},
+                                {"namespace", kNamespace},
+                                {"name", name},
+                                {"op", "apply"}})
+                  .value_or(0),
+              0)
+        << manager_.metrics();
+  }
+
+  static inline const std::map<std::string, std::string> kAppliesSucceeded = {
+      {"kind", "TerraformCluster"}, {"op", "apply"}, {"result", "succeeded"}};
   static inline std::string module_image_;
   static inline e2e::ManagerRig manager_;
 };
@@ -153,6 +195,43 @@ TEST_F(TerraformClusterE2eTest, ManagerServesProbesMetricsAndWebhooks) {
   ASSERT_EQ(metrics.exit_code, 0) << metrics.output;
   EXPECT_THAT(metrics.output, HasSubstr("captf_build_info{"));
   EXPECT_THAT(metrics.output, HasSubstr("# HELP captf_jobs_total [ALPHA] "));
+  // The manager's own registry serves every family of spec §8, typed,
+  // before any sample (test/manager/controllers/metrics_test.cc checks
+  // the labels).
+  for (const auto& [family, type] : std::vector<std::pair<std::string, std::string>>{
+           {"captf_jobs_total", "counter"},
+           {"captf_job_duration_seconds", "histogram"},
+           {"captf_job_step_duration_seconds", "histogram"},
+           {"captf_job_queue_seconds", "histogram"},
+           {"captf_job_errors_total", "counter"},
+           {"captf_jobs_active", "gauge"},
+           {"captf_job_attempts", "histogram"},
+           {"captf_resources_changed_total", "counter"},
+           {"captf_drift_resources_total", "counter"},
+           {"captf_reconcile_op_decisions_total", "counter"},
+           {"captf_state_read_errors_total", "counter"},
+           {"captf_outputs_invalid_total", "counter"},
+           {"captf_drift_detected", "gauge"},
+           {"captf_ready", "gauge"},
+           {"captf_infrastructure_healthy", "gauge"},
+           {"captf_state_resources", "gauge"},
+           {"captf_state_bytes", "gauge"},
+           {"captf_inputs_bytes", "gauge"},
+           {"captf_last_success_timestamp_seconds", "gauge"},
+           {"captf_unhealthy_samples", "gauge"},
+           {"captf_lock_force_unlocks_total", "counter"},
+           {"captf_identity_denied_total", "counter"},
+           {"captf_image_inspect_errors_total", "counter"},
+           {"captf_inputs_hash_changes_total", "counter"},
+           {"captf_remediation_requests_total", "counter"},
+           {"captf_destructive_plan_approvals_consumed_total", "counter"},
+           {"captf_lease_waits_total", "counter"},
+           {"captf_state_backups_total", "counter"},
+           {"captf_state_restores_total", "counter"},
+           {"captf_plan_approvals_total", "counter"},
+           {"captf_build_info", "gauge"}}) {
+    EXPECT_THAT(metrics.output, HasSubstr("# TYPE " + family + " " + type + "\n")) << family;
+  }
   // Leader election on the fixed Lease.
   ASSERT_TRUE(eventually([] {
     const json lease =
@@ -184,6 +263,8 @@ TEST_F(TerraformClusterE2eTest, ManagerServesProbesMetricsAndWebhooks) {
 
 TEST_F(TerraformClusterE2eTest, ClusterBecomesReadyReappliesAndIsDestroyed) {
   const std::string name = "tc1";
+  // Every captf_* metric this object's life moves, as differences from now.
+  const e2e::MetricsSince since(manager_);
   apply({{"apiVersion", "infrastructure.cluster.x-k8s.io/v1alpha1"},
          {"kind", "TerraformCluster"},
          {"metadata", {{"name", name}, {"namespace", kNamespace}}},
@@ -249,6 +330,7 @@ TEST_F(TerraformClusterE2eTest, ClusterBecomesReadyReappliesAndIsDestroyed) {
       state["metadata"]["annotations"].value("captf.io/inputs-hash", std::string());
   EXPECT_THAT(hash1, ::testing::StartsWith("h2:"));
   EXPECT_EQ(jobs(name, "apply").size(), 1U);
+  expectFirstApplyMetrics(since, name);
 
   // Changing a variable re-applies: a new inputs hash on the state.
   ASSERT_EQ(kubectl({"-n", kNamespace, "patch", "terraformcluster", name, "--type=merge", "-p",
@@ -262,6 +344,9 @@ TEST_F(TerraformClusterE2eTest, ClusterBecomesReadyReappliesAndIsDestroyed) {
     return !hash2.empty() && hash2 != hash1 && readyTrue(tc(name));
   })) << tc(name).dump(2);
   EXPECT_EQ(jobs(name, "apply").size(), 2U);
+  EXPECT_TRUE(since.grows("captf_inputs_hash_changes_total", {{"kind", "TerraformCluster"}}))
+      << manager_.metrics();
+  EXPECT_TRUE(since.grows("captf_jobs_total", kAppliesSucceeded, 2)) << manager_.metrics();
 
   // A change that replaces a resource is blocked until approved.
   const std::string image2 = moduleImage("2");
@@ -283,6 +368,12 @@ TEST_F(TerraformClusterE2eTest, ClusterBecomesReadyReappliesAndIsDestroyed) {
     }
   }
   ASSERT_FALSE(blocked_hash.empty());
+  EXPECT_TRUE(since.grows("captf_jobs_total",
+                          {{"kind", "TerraformCluster"}, {"op", "apply"}, {"result", "blocked"}}))
+      << manager_.metrics();
+  EXPECT_TRUE(
+      since.grows("captf_job_errors_total", {{"kind", "TerraformCluster"}, {"op", "apply"}}))
+      << manager_.metrics();
   ASSERT_EQ(kubectl({"-n", kNamespace, "annotate", "terraformcluster", name,
                      "captf.io/approve-destructive-plan=" + blocked_hash})
                 .exit_code,
@@ -296,6 +387,10 @@ TEST_F(TerraformClusterE2eTest, ClusterBecomesReadyReappliesAndIsDestroyed) {
                 .contains("captf.io/approve-destructive-plan") &&
            readyTrue(approved);
   })) << tc(name).dump(2);
+  EXPECT_TRUE(since.grows("captf_destructive_plan_approvals_consumed_total",
+                          {{"kind", "TerraformCluster"}}))
+      << manager_.metrics();
+  EXPECT_TRUE(since.grows("captf_jobs_total", kAppliesSucceeded, 3)) << manager_.metrics();
 
   // Deleting the Cluster destroys, removes the state and the finalizers.
   ASSERT_EQ(kubectl({"-n", kNamespace, "delete", "clusters.v1beta2.cluster.x-k8s.io", "c1",
@@ -327,6 +422,25 @@ TEST_F(TerraformClusterE2eTest, ClusterBecomesReadyReappliesAndIsDestroyed) {
   })) << getJson({"-n", kNamespace, "get", "secrets,leases,jobs,serviceaccounts,rolebindings"})
              .dump(2);
   EXPECT_THAT(managerLog(), Not(HasSubstr(runner::e2e::kCredentialValue)));
+  // One deletion, one destroy counted: not again from a pass over a cached
+  // copy that still showed the finalizer, nor from the Job's removal.
+  const std::map<std::string, std::string> destroys = {
+      {"kind", "TerraformCluster"}, {"op", "destroy"}, {"result", "succeeded"}};
+  EXPECT_TRUE(since.grows("captf_jobs_total", destroys)) << manager_.metrics();
+  EXPECT_EQ(since.delta("captf_jobs_total", destroys), 1) << manager_.metrics();
+  EXPECT_EQ(since.delta("captf_job_duration_seconds_count", destroys), 1) << manager_.metrics();
+  // The object's own series went with it.
+  EXPECT_TRUE(eventually([&] {
+    const std::string metrics = manager_.metrics();
+    for (const char* family : {"captf_ready", "captf_infrastructure_healthy",
+                               "captf_drift_detected", "captf_state_resources", "captf_state_bytes",
+                               "captf_inputs_bytes", "captf_last_success_timestamp_seconds"}) {
+      if (e2e::metricValue(metrics, family, {{"namespace", kNamespace}, {"name", name}})) {
+        return false;
+      }
+    }
+    return true;
+  })) << manager_.metrics();
 }
 
 // Live run reports (docs/decisions/run-reports.md): the runner, whose
@@ -431,6 +545,82 @@ TEST_F(TerraformClusterE2eTest, RunReportsBecomeEventsAndARunHistory) {
     EXPECT_THAT(managerLog(), Not(HasSubstr(canary)));
   }
   deleteCluster(name, "c-reports");
+}
+
+// Logs (docs/reference/logs.md): with --logging-format=json every line the
+// manager writes is one JSON object, and the reconcile lines of a
+// TerraformCluster carry controller-runtime's fields, the object and its
+// Cluster as {"name","namespace"} members, their key/values as members, and
+// a message that names neither (no key=value inside "msg").
+TEST_F(TerraformClusterE2eTest, ReconcileLogLinesAreJsonWithTheObjectAndItsClusterAsFields) {
+  const std::string name = "tc-logs";
+  const std::string cluster_name = "c-logs";
+  manager_.stopCleanly();
+  manager_.start({"--logging-format=json"});
+  createCluster(name, cluster_name);
+  const json object = {{"name", name}, {"namespace", kNamespace}};
+  const json owner = {{"name", cluster_name}, {"namespace", kNamespace}};
+  // The reconcile lines of the object, each parsed; empty until one names
+  // its Cluster.
+  const auto reconcileLines = [&] {
+    std::vector<json> found;
+    std::istringstream in(manager_.processLog());
+    for (std::string line; std::getline(in, line);) {
+      const json parsed = json::parse(line, nullptr, false);
+      if (parsed.is_object() && parsed.value("TerraformCluster", json()) == object) {
+        found.push_back(parsed);
+      }
+    }
+    return found;
+  };
+  const auto created = [&] {
+    for (const json& line : reconcileLines()) {
+      if (line.value("msg", "") == "run Job created") {
+        return line;
+      }
+    }
+    return json();
+  };
+  ASSERT_TRUE(eventually([&] { return created().is_object(); }))
+      << tc(name).dump(2) << manager_.processLog();
+  json line = created(); // not const: a missing member reads as null
+  EXPECT_EQ(line["Cluster"], owner) << line.dump();
+  EXPECT_EQ(line["controllerKind"], "TerraformCluster") << line.dump();
+  EXPECT_EQ(line["controllerGroup"], "infrastructure.cluster.x-k8s.io") << line.dump();
+  EXPECT_THAT(line.value("controller", ""), Not(::testing::IsEmpty())) << line.dump();
+  EXPECT_EQ(line["namespace"], kNamespace);
+  EXPECT_EQ(line["name"], name);
+  EXPECT_THAT(line.value("reconcileID", ""), ::testing::MatchesRegex("[0-9a-f-]{36}"));
+  EXPECT_EQ(line["operation"], "apply") << line.dump();
+  EXPECT_THAT(jobs(name, "apply"), Contains(line["Job"].value("name", ""))) << line.dump();
+  EXPECT_EQ(line["v"], 0);
+  EXPECT_TRUE(line["ts"].is_number()) << line.dump();
+  // Every reconcile line: the owner once resolved, nothing inside msg.
+  const std::vector<json> lines = reconcileLines();
+  bool decided = false;
+  for (json each : lines) {
+    const std::string msg = each.value("msg", "");
+    EXPECT_THAT(msg, Not(HasSubstr(name))) << each.dump();
+    EXPECT_THAT(msg, Not(HasSubstr("="))) << each.dump();
+    if (msg == "next operation decided") {
+      decided = true;
+      EXPECT_EQ(each["Cluster"], owner) << each.dump();
+      EXPECT_TRUE(each.contains("reason")) << each.dump();
+    }
+  }
+  EXPECT_TRUE(decided) << "the -v=4 decision lines of the object";
+  // The process wrote nothing but JSON lines, and no credential.
+  std::istringstream in(manager_.processLog());
+  for (std::string text; std::getline(in, text);) {
+    EXPECT_TRUE(json::accept(text)) << text;
+  }
+  EXPECT_THAT(manager_.processLog(), Not(HasSubstr(runner::e2e::kCredentialValue)));
+
+  ASSERT_TRUE(eventually([&] { return readyTrue(tc(name)); })) << tc(name).dump(2);
+  deleteCluster(name, cluster_name);
+  // The next tests read the default (text) log.
+  manager_.stopCleanly();
+  startManager();
 }
 
 // Faults: the manager is killed (SIGKILL) right after it created the apply

@@ -7,12 +7,17 @@
 //   namespace it does not allow is refused with a clear condition and no
 //   Job, allowing it lets the cluster there provision, revoking it again
 //   deletes the copy there; status.namespaces lists the namespaces holding
-//   a copy; rotating the Secret rewrites every copy byte for byte; deleting
-//   an identity in use is refused until no namespace holds a copy.
+//   a copy; rotating the Secret rewrites every copy byte for byte and the
+//   next Job of each object sees the new bytes (a binary key as a file only);
+//   deleting an identity in use is refused until no namespace holds a copy.
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -20,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/escaping.h"
+#include "contract/digest.h"
 #include "contract/roles.h"
 #include "test/manager/controllers/manager_e2e.h"
 #include "test/runner/e2e_support.h"
@@ -43,6 +49,40 @@ constexpr char kGuest[] = "tci-guest"; // allowed later, then revoked
 constexpr char kIdentity[] = "tci-shared";
 constexpr char kWebhooks[] = "captf-identity-e2e-webhooks";
 
+// The noop cluster module, reporting in its health message the first 16
+// hex characters of sha256 of the credential files it was given
+// (`token <hash> blob <hash|none>`), with a variable `touch` that only
+// re-applies it.
+std::string credentialProbeModule() {
+  const std::string health =
+      "output \"health\" {\n"
+      "  value = {\n"
+      "    state = \"running\", healthy = true, reasons = [],\n"
+      "    message = join(\" \", [\n"
+      "      \"token\", try(substr(filesha256(\"/var/run/captf/credentials/NOOP_API_TOKEN\"), 0, "
+      "16), \"none\"),\n"
+      "      \"blob\", try(substr(filesha256(\"/var/run/captf/credentials/BLOB\"), 0, 16), "
+      "\"none\"),\n"
+      "    ])\n"
+      "  }\n"
+      "}\n";
+  return runner::e2e::noopModule(contract::Role::kCluster, "1", health) + "variable \"touch\" {\n"
+                                                                          "  type    = string\n"
+                                                                          "  default = \"\"\n"
+                                                                          "}\n";
+}
+
+// Every byte of a literal, NULs included.
+template <std::size_t N> std::string bytes(const char (&text)[N]) {
+  return std::string(text, N - 1);
+}
+
+// What the probe module reports for these credential bytes.
+std::string probeMessage(const std::string& token, const std::optional<std::string>& blob) {
+  return "token " + contract::sha256Hex(token).substr(0, 16) + " blob " +
+         (blob ? contract::sha256Hex(*blob).substr(0, 16) : std::string("none"));
+}
+
 class TerraformClusterIdentityE2eTest : public ::testing::Test {
 protected:
   static void SetUpTestSuite() {
@@ -50,8 +90,7 @@ protected:
     ASSERT_FALSE(HasFatalFailure());
     auto& images = runner::e2e::Images::get();
     manager_.runner_image = images.runner();
-    cluster_image_ = images.module("tci-e2e-cluster",
-                                   runner::e2e::noopModule(contract::Role::kCluster), env().tofu);
+    cluster_image_ = images.module("tci-e2e-cluster", credentialProbeModule(), env().tofu);
     e2e::createTenant(kHome, kIdentity, {{"NOOP_API_TOKEN", runner::e2e::kCredentialValue}});
     kubectl({"create", "namespace", kGuest});
     manager_.start();
@@ -203,9 +242,8 @@ TEST_F(TerraformClusterIdentityE2eTest,
 
 TEST_F(TerraformClusterIdentityE2eTest, RotatingTheSecretRewritesEveryCopyByteForByte) {
   ASSERT_TRUE(eventually([] { return mirror(kHome).is_object(); })) << manager_.logText();
-  // Multi-line, tabs, non-ASCII: copied byte for byte. (No NUL: every key
-  // becomes an environment variable of the Job through envFrom, and a
-  // process environment cannot hold one.)
+  // Multi-line, tabs, non-ASCII: copied byte for byte. (Bytes that are not
+  // text, a NUL among them: the next test.)
   apply({{"apiVersion", "v1"},
          {"kind", "Secret"},
          {"metadata",
@@ -219,6 +257,104 @@ TEST_F(TerraformClusterIdentityE2eTest, RotatingTheSecretRewritesEveryCopyByteFo
                          std::chrono::seconds(120)))
       << mirror(kHome).dump(2) << manager_.logText();
   EXPECT_EQ(mirror(kHome)["data"].size(), 2U);
+}
+
+// docs/decisions/manager-identity.md, "Rotation": a rotation alone
+// re-applies nothing (the credential is not in the inputs hash, spec §12.8);
+// the next Job of each object using the identity, whatever starts it, gets
+// the new bytes, because the pass that creates a Job rewrites a stale mirror
+// first. The probe module reports hashes of the files it was given; a
+// binary key (NUL, invalid UTF-8) is a file only and the Job still starts.
+TEST_F(TerraformClusterIdentityE2eTest, TheNextJobAfterARotationSeesTheNewCredential) {
+  const std::vector<std::pair<std::string, std::string>> clusters = {{kHome, "home"},
+                                                                     {kGuest, "guest"}};
+  allow({kHome, kGuest});
+  for (const auto& [ns, name] : clusters) {
+    ASSERT_TRUE(eventually([&] {
+      return conditionOf(tc(ns, name), "IdentityAllowed", "status") == "True" &&
+             mirror(ns).is_object();
+    })) << tc(ns, name).dump(2)
+        << manager_.logText();
+    EXPECT_EQ(conditionOf(tc(ns, name), "InfrastructureHealthy", "message"),
+              probeMessage(runner::e2e::kCredentialValue, std::nullopt));
+  }
+  const auto rotate = [](const std::string& token, const std::string& blob) {
+    apply({{"apiVersion", "v1"},
+           {"kind", "Secret"},
+           {"metadata",
+            {{"name", std::string(kIdentity) + "-credentials"}, {"namespace", "captf-system"}}},
+           {"data",
+            {{"NOOP_API_TOKEN", absl::Base64Escape(token)}, {"BLOB", absl::Base64Escape(blob)}}}});
+  };
+  const auto touch = [&](const std::string& value) {
+    for (const auto& [ns, name] : clusters) {
+      e2e::mergePatch(ns, "terraformcluster", name,
+                      {{"spec", {{"variables", {{"touch", value}}}}}});
+    }
+  };
+  std::map<std::string, std::vector<std::string>> seen;
+  for (const auto& [ns, name] : clusters) {
+    seen[ns] = e2e::runJobs(ns, name, "apply");
+  }
+  // The newest apply Job of the cluster in `ns`: it succeeded, references
+  // the mirror (the text key through a secretKeyRef, the binary one in no
+  // env entry), and the module reported `message`.
+  const auto nextApplySees = [&](const std::string& ns, const std::string& name,
+                                 const std::string& message) {
+    std::string job;
+    const bool reported = eventually(
+        [&] {
+          for (const std::string& candidate : e2e::runJobs(ns, name, "apply")) {
+            if (std::find(seen[ns].begin(), seen[ns].end(), candidate) == seen[ns].end()) {
+              job = candidate;
+            }
+          }
+          return !job.empty() &&
+                 conditionOf(tc(ns, name), "InfrastructureHealthy", "message") == message;
+        },
+        std::chrono::seconds(300));
+    EXPECT_TRUE(reported) << ns << "/" << name << " new apply Job '" << job << "'\n"
+                          << tc(ns, name).dump(2) << manager_.logText();
+    if (job.empty()) {
+      return;
+    }
+    seen[ns].push_back(job);
+    const json spec = getJson({"-n", ns, "get", "job", job});
+    EXPECT_GE(spec["status"].value("succeeded", 0), 1) << spec["status"].dump();
+    const json& pod = spec["spec"]["template"]["spec"];
+    const json& source = pod["containers"][0];
+    EXPECT_FALSE(source.contains("envFrom"));
+    EXPECT_THAT(source["env"], ::testing::Contains(json::parse(R"({"name":"NOOP_API_TOKEN",
+        "valueFrom":{"secretKeyRef":{"name":"captf-creds-tci-shared","key":"NOOP_API_TOKEN",
+        "optional":true}}})")));
+    for (const json& var : source["env"]) {
+      EXPECT_NE(var.value("name", ""), "BLOB");
+    }
+    EXPECT_THAT(pod["volumes"], ::testing::Contains(json::parse(R"({"name":"credentials",
+        "secret":{"secretName":"captf-creds-tci-shared","defaultMode":288}})")));
+  };
+
+  // 1. Rotated; the next apply (a variable changed) sees the rotated bytes.
+  //    (That every copy is rewritten by the identity's own resync is
+  //    RotatingTheSecretRewritesEveryCopyByteForByte.)
+  const std::string token1 = "rotated-credential-1-4d7a";
+  const std::string blob1 = bytes("\xff\xfe\0binary\x80\n\xc3\x28");
+  rotate(token1, blob1);
+  touch("1");
+  for (const auto& [ns, name] : clusters) {
+    nextApplySees(ns, name, probeMessage(token1, blob1));
+  }
+
+  // 2. Rotated and re-applied at once, without waiting for the identity's
+  //    resync: the pass that creates the Job rewrites the copy first.
+  const std::string token2 = "rotated-credential-2-9e05";
+  const std::string blob2 = bytes("\0\0\xfe second");
+  rotate(token2, blob2);
+  touch("2");
+  for (const auto& [ns, name] : clusters) {
+    nextApplySees(ns, name, probeMessage(token2, blob2));
+    EXPECT_EQ(mirror(ns)["data"], source()["data"]);
+  }
 }
 
 TEST_F(TerraformClusterIdentityE2eTest, ZDeletingAnIdentityInUseIsRefusedUntilNoCopyIsLeft) {

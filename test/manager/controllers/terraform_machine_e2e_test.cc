@@ -217,6 +217,7 @@ std::string TerraformMachineE2eTest::machine_image_;
 std::string TerraformMachineE2eTest::flaky_image_;
 
 TEST_F(TerraformMachineE2eTest, AMachineDeploymentScalesUpAndDown) {
+  const e2e::MetricsSince since(manager_);
   createDeployment("md", 3);
   ASSERT_TRUE(eventually([] { return provisioned("md", 3); }, std::chrono::seconds(360)))
       << machines("md").dump(2) << list("terraformmachines").dump(2) << manager_.logText();
@@ -292,6 +293,38 @@ TEST_F(TerraformMachineE2eTest, AMachineDeploymentScalesUpAndDown) {
   EXPECT_EQ(secretsOf(*one.begin()), 2U) << "state and durable inputs of the one left";
   EXPECT_TRUE(provisioned("md", 1));
   expectNoBootstrapLeak();
+  // Five applies and four destroys, each counted once; the destroyed
+  // machines' own series went with them, the one left keeps its own.
+  EXPECT_TRUE(since.grows("captf_jobs_total",
+                          {{"kind", "TerraformMachine"}, {"op", "apply"}, {"result", "succeeded"}},
+                          5))
+      << manager_.metrics();
+  const std::map<std::string, std::string> destroys = {
+      {"kind", "TerraformMachine"}, {"op", "destroy"}, {"result", "succeeded"}};
+  EXPECT_TRUE(since.grows("captf_jobs_total", destroys, 4)) << manager_.metrics();
+  EXPECT_EQ(since.delta("captf_jobs_total", destroys), 4) << manager_.metrics();
+  EXPECT_EQ(since.delta("captf_job_duration_seconds_count", destroys), 4) << manager_.metrics();
+  EXPECT_TRUE(eventually([&] {
+    const std::string metrics = manager_.metrics();
+    for (const std::string& name : five) {
+      const bool kept = name == *one.begin();
+      for (const char* family : {"captf_ready", "captf_state_bytes", "captf_inputs_bytes",
+                                 "captf_last_success_timestamp_seconds"}) {
+        const auto value = e2e::metricValue(
+            metrics, family,
+            {{"kind", "TerraformMachine"}, {"namespace", kNamespace}, {"name", name}});
+        if (value.has_value() != kept) {
+          return false;
+        }
+      }
+      if (e2e::metricValue(metrics, "captf_unhealthy_samples",
+                           {{"namespace", kNamespace}, {"name", name}})
+              .has_value() != kept) {
+        return false;
+      }
+    }
+    return true;
+  })) << manager_.metrics();
 }
 
 TEST_F(TerraformMachineE2eTest, ALateBootstrapSecretIsWaitedForWithoutADuplicateJob) {
@@ -356,12 +389,23 @@ TEST_F(TerraformMachineE2eTest, AnUnhealthyMachineIsReplacedThroughAMachineHealt
       << machines("sick").dump(2) << manager_.logText();
   const std::string first = machines("sick")[0]["metadata"]["name"];
   const std::string first_infra = *infraNames("sick").begin();
+  const e2e::MetricsSince since(manager_);
+  const std::map<std::string, std::string> first_series = {{"namespace", kNamespace},
+                                                           {"name", first_infra}};
+  // captf_unhealthy_samples of the first machine: 0 while healthy.
+  EXPECT_EQ(e2e::metricValue(since.before(), "captf_unhealthy_samples", first_series), 0)
+      << since.before();
+  double most_unhealthy = 0;
 
   // The module turns unhealthy; the next health refresh samples it, the
   // Machine is marked, the MachineHealthCheck has it replaced, and the new
   // Machine provisions.
   ASSERT_TRUE(eventually(
       [&] {
+        most_unhealthy =
+            std::max(most_unhealthy,
+                     e2e::metricValue(manager_.metrics(), "captf_unhealthy_samples", first_series)
+                         .value_or(0));
         const json items = machines("sick");
         return items.size() == 1 && items[0]["metadata"]["name"] != first && provisioned("sick", 1);
       },
@@ -372,11 +416,20 @@ TEST_F(TerraformMachineE2eTest, AnUnhealthyMachineIsReplacedThroughAMachineHealt
                              {{"action", "requested"}})
                 .value_or(0),
             1);
+  // The unhealthy sample was exported before the Machine was replaced, and
+  // the request counted (once per request, not per pass that still sees it).
+  EXPECT_GE(most_unhealthy, 1) << "captf_unhealthy_samples never rose for " << first_infra;
+  EXPECT_TRUE(since.grows("captf_remediation_requests_total", {{"action", "requested"}}))
+      << manager_.metrics();
   // The replaced machine's object, state and inputs are gone.
   EXPECT_TRUE(eventually([&] {
     return kubectl({"-n", kNamespace, "get", "terraformmachine", first_infra}).exit_code != 0 &&
            secretsOf(first_infra) == 0;
   })) << list("terraformmachines").dump(2);
+  EXPECT_TRUE(eventually([&] {
+    return !e2e::metricValue(manager_.metrics(), "captf_unhealthy_samples", first_series);
+  })) << "the replaced machine's series stayed\n"
+      << manager_.metrics();
 
   // Stop the cycle: every replacement turns unhealthy in turn.
   ASSERT_EQ(
@@ -563,6 +616,7 @@ TEST_F(TerraformMachineE2eTest, TemplatesReportTheCapacityOfTheirImage) {
 
   // A registry nobody serves: a condition naming it, an Event, the metric,
   // and retries.
+  const e2e::MetricsSince since(manager_);
   const std::string gone = "127.0.0.1:" + std::to_string(e2e::freePort()) + "/captf/none:v1";
   machineTemplate("unreachable", gone);
   ASSERT_TRUE(eventually([&] {
@@ -573,6 +627,14 @@ TEST_F(TerraformMachineE2eTest, TemplatesReportTheCapacityOfTheirImage) {
   EXPECT_FALSE(e2e::eventsFor(kNamespace, "unreachable", "ImageInspectFailed").empty());
   EXPECT_GE(
       e2e::metricValue(manager_.metrics(), "captf_image_inspect_errors_total", {}).value_or(0), 1);
+  // Counted once for the failure, not once per retry: the retries (with
+  // backoff, the only failing template) go on and the count stays.
+  EXPECT_TRUE(since.grows("captf_image_inspect_errors_total", {{"reason", "registry"}}))
+      << manager_.metrics();
+  EXPECT_TRUE(since.grows("workqueue_retries_total", {{"name", "terraformmachinetemplate"}}, 3))
+      << manager_.metrics();
+  EXPECT_EQ(since.delta("captf_image_inspect_errors_total", {{"reason", "registry"}}), 1)
+      << manager_.metrics();
 }
 
 // Last (the suite's cluster goes): deletion order and nothing left behind.

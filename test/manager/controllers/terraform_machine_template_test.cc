@@ -64,7 +64,7 @@ protected:
   }
   absl::StatusOr<kube::Result> reconcile() {
     auto logger = kube::testing::quietLogger();
-    return reconciler_.reconcile(kube::ReconcileContext{{}, *logger},
+    return reconciler_.reconcile(kube::ReconcileContext{{}, kube::Logger(logger)},
                                  kube::Request{"t1", "workers"});
   }
   json status() {
@@ -144,9 +144,11 @@ TEST_F(MachineTemplateTest, AnUnreachableRegistryIsRetriedAndKeepsWhatWasResolve
   EXPECT_EQ(status()["capacity"]["cpu"], "4");
   EXPECT_THAT(events_.reasons, Contains("ImageInspectFailed"));
   EXPECT_EQ(metrics_.image_inspect_errors_total.withLabels({"registry"}).value(), 1);
-  // Retried: the registry is read again.
+  // Retried: the registry is read again, and the same failure is not
+  // counted again (failure counters count transitions).
   ASSERT_TRUE(reconcile().ok());
   EXPECT_EQ(reads_, 3);
+  EXPECT_EQ(metrics_.image_inspect_errors_total.withLabels({"registry"}).value(), 1);
 }
 
 TEST_F(MachineTemplateTest, ThePullSecretsReachTheRegistry) {

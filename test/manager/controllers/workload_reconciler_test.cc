@@ -6,8 +6,13 @@
 //   - no Job is created from a stale copy of the object;
 //   - a stuck Job (never started, inputs Secret gone) is deleted;
 //   - final cleanup deletes Leases and state, and the finalizer goes last;
-//   - an identity denial counts once when it begins, not every pass.
+//   - an identity denial counts once when it begins, not every pass;
+//   - an unreadable state counts once while it stays unreadable;
+//   - a finished destroy counts once, also on passes over a cached copy
+//     that still shows the finalizer after it went.
+#include <algorithm>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,6 +30,7 @@
 #include "manager/kube/errors.h"
 #include "manager/kube/metrics.h"
 #include "manager/lifecycle/names.h"
+#include "manager/workspace/names.h"
 #include "test/manager/controllers/fakes.h"
 #include "test/manager/kube/fake_client.h"
 #include "test/manager/kube/fakes.h"
@@ -46,6 +52,13 @@ public:
   explicit RecordingClient(kube::testing::FakeClient& store) : store_(store) {}
 
   absl::StatusOr<json> get(const kube::GroupVersionKind& gvk, const kube::ObjectKey& key) override {
+    if (gvk == kinds::kJob && gone_jobs.contains(key.name)) {
+      const json status = {{"kind", "Status"},
+                           {"code", 404},
+                           {"reason", "NotFound"},
+                           {"message", key.name + " not found"}};
+      return kube::errorFromResponse(404, status.dump());
+    }
     return store_.get(gvk, key);
   }
   absl::StatusOr<kube::ObjectList> list(const kube::GroupVersionKind& gvk,
@@ -82,6 +95,8 @@ public:
 
   int fail_status_patches = 0;
   std::vector<std::string> log;
+  // Jobs the API server has deleted while the cache still lists them.
+  std::set<std::string> gone_jobs;
 
 private:
   kube::testing::FakeClient& store_;
@@ -149,7 +164,8 @@ protected:
 
   absl::StatusOr<kube::Result> reconcile() {
     auto logger = kube::testing::quietLogger();
-    return reconciler_.reconcile(kube::ReconcileContext{{}, *logger}, kube::Request{kNs, kName});
+    return reconciler_.reconcile(kube::ReconcileContext{{}, kube::Logger(logger)},
+                                 kube::Request{kNs, kName});
   }
   json live() { return *store_.get(kinds::kTerraformCluster, {kNs, kName}); }
   std::vector<json> jobs() {
@@ -308,6 +324,94 @@ TEST_F(WorkloadReconcilerTest, AnIdentityDenialCountsOnceWhenItBegins) {
   ASSERT_TRUE(reconcile().ok());
   ASSERT_TRUE(reconcile().ok());
   EXPECT_EQ(denied(), 2.0);
+}
+
+TEST_F(WorkloadReconcilerTest, AnUnreadableStateCountsOnceWhileItStays) {
+  const std::string suffix = lifecycle::stateSuffix({contract::Role::kCluster, kNs, kName});
+  json state = {{"apiVersion", "v1"},
+                {"kind", "Secret"},
+                {"metadata",
+                 {{"name", workspace::stateSecretName(suffix)},
+                  {"namespace", kNs},
+                  {"resourceVersion", "1"},
+                  {"labels", {{std::string(workspace::kBackendLabelSuffix), suffix}}}}},
+                {"data", json::object()}}; // no tfstate key: inconsistent
+  store_.put(state);
+  const auto errors = [&](const std::string& reason) {
+    return metrics_.state_read_errors_total.withLabels({"TerraformCluster", reason}).value();
+  };
+  for (int pass = 0; pass < 3; ++pass) {
+    ASSERT_TRUE(reconcile().ok());
+  }
+  EXPECT_EQ(errors("inconsistent"), 1.0) << "three passes over one unreadable state";
+  EXPECT_TRUE(jobs().empty()) << "nothing runs on an unreadable state";
+  // Unreadable in another way: a new event, counted once too.
+  state["data"] = {{"tfstate", "bm90IGd6aXA="}}; // "not gzip"
+  store_.put(state);
+  for (int pass = 0; pass < 2; ++pass) {
+    ASSERT_TRUE(reconcile().ok());
+  }
+  EXPECT_EQ(errors("inconsistent"), 1.0);
+  EXPECT_EQ(errors("corrupt"), 1.0) << live()["status"].dump(2);
+}
+
+// A destroy Job of the object that finished while the object is deleted.
+json finishedDestroy(const std::string& name) {
+  return {{"apiVersion", "batch/v1"},
+          {"kind", "Job"},
+          {"metadata",
+           {{"name", name},
+            {"namespace", kNs},
+            {"resourceVersion", "3"},
+            {"creationTimestamp", "2023-11-14T22:13:20Z"},
+            {"labels",
+             {{std::string(api::kLabelManaged), "true"},
+              {std::string(api::kLabelOwnerKind), "TerraformCluster"},
+              {std::string(api::kLabelOwnerName), kName},
+              {std::string(api::kLabelOp), "destroy"},
+              {std::string(api::kLabelAttempt), "1"}}}}},
+          {"status",
+           {{"succeeded", 1},
+            {"completionTime", "2023-11-14T22:14:00Z"},
+            {"conditions", {{{"type", "Complete"}, {"status", "True"}}}}}}};
+}
+
+TEST_F(WorkloadReconcilerTest, AFinishedDestroyCountsOnceAfterTheFinalizerWent) {
+  json deleting = object();
+  deleting["metadata"]["deletionTimestamp"] = "2023-11-14T22:13:20Z";
+  store_.put(deleting);
+  const std::string job = "c-c1-destroy-1";
+  store_.put(finishedDestroy(job));
+  const auto destroys = [&] {
+    return metrics_.jobs_total.withLabels({"TerraformCluster", "destroy", "succeeded"}).value();
+  };
+  const auto durations = [&] {
+    return metrics_.job_duration_seconds.withLabels({"TerraformCluster", "destroy", "succeeded"})
+        .count();
+  };
+  // Bookkept and cleaned up in one pass: no status patch follows the
+  // finalizer's removal, and the Job is marked all the same.
+  ASSERT_TRUE(reconcile().ok());
+  EXPECT_EQ(destroys(), 1.0);
+  EXPECT_EQ(durations(), 1U);
+  EXPECT_TRUE(bookkept(job));
+  EXPECT_TRUE(live()["metadata"].value("finalizers", json::array()).empty());
+
+  // The API server deleted the object; the cache still shows it with the
+  // finalizer, and the Job (a pass right after, before the watch events).
+  ASSERT_TRUE(store_.remove(kinds::kTerraformCluster, {kNs, kName}).ok());
+  cache_.pin(deleting);
+  ASSERT_TRUE(reconcile().ok());
+  EXPECT_EQ(destroys(), 1.0) << "the destroy was counted again from a stale copy";
+  EXPECT_EQ(durations(), 1U);
+
+  // The Job garbage-collected too, its cached copy without the mark.
+  json unmarked = finishedDestroy(job);
+  store_.put(unmarked);
+  api_.gone_jobs.insert(job);
+  ASSERT_TRUE(reconcile().ok());
+  EXPECT_EQ(destroys(), 1.0) << "a Job gone from the API server was bookkept again";
+  EXPECT_EQ(std::count(events_.reasons.begin(), events_.reasons.end(), "JobSucceeded"), 1);
 }
 
 } // namespace

@@ -160,7 +160,7 @@ TEST(JobBuilderTest, Job) {
       {"name":"KUBE_NAMESPACE","value":"team-a"},
       {"name":"CHECKPOINT_DISABLE","value":"1"},
       {"name":"HTTPS_PROXY","value":"http://proxy:3128"}])"));
-  EXPECT_EQ(source["envFrom"], json::parse(R"([{"secretRef":{"name":"captf-creds-aws"}}])"));
+  EXPECT_FALSE(source.contains("envFrom")) << "credentials are env entries one by one";
   EXPECT_EQ(
       source["resources"],
       json::parse(R"({"requests":{"cpu":"250m","memory":"512Mi"},"limits":{"memory":"2Gi"}})"));
@@ -179,6 +179,66 @@ TEST(JobBuilderTest, Job) {
       {"name":"tmp","emptyDir":{}},
       {"name":"config","secret":{"secretName":"captf-run-captf-c-tc1-apply-a2-abcdef"}},
       {"name":"credentials","secret":{"secretName":"captf-creds-aws","defaultMode":288}}])"));
+}
+
+// docs/decisions/manager-identity.md, "Delivery": each text key of the
+// mirror is one optional secretKeyRef, after the Job's own variables and
+// before jobs.env; a key named like one of those stays a file only. The
+// mirror stays mounted whole.
+TEST(JobBuilderTest, CredentialEnvKeysAreSecretKeyRefsOfTheMirror) {
+  JobBuildRequest r = request();
+  r.policy.env = {
+      {.name = "HTTPS_PROXY", .value = "http://$(PROXY_USER)@proxy:3128", .value_from = {}}};
+  r.credential_env_keys = {"AWS_ACCESS_KEY_ID", "HOME",           "HTTPS_PROXY",
+                           "PROXY_USER",        "aws.secret-key", "TF_VAR_x"};
+  auto built = buildJob(r);
+  ASSERT_TRUE(built.ok()) << built.status();
+  const json& pod = (*built)["spec"]["template"]["spec"];
+  const json source = containerNamed(pod["containers"], "source");
+  const auto ref = [](const std::string& key) {
+    return json{
+        {"name", key},
+        {"valueFrom",
+         {{"secretKeyRef", {{"name", "captf-creds-aws"}, {"key", key}, {"optional", true}}}}}};
+  };
+  EXPECT_EQ(source["env"],
+            json::array({
+                {{"name", "TF_IN_AUTOMATION"}, {"value", "1"}},
+                {{"name", "TF_INPUT"}, {"value", "0"}},
+                {{"name", "HOME"}, {"value", "/captf/work"}},
+                {{"name", "TMPDIR"}, {"value", "/tmp"}},
+                {{"name", "KUBE_NAMESPACE"}, {"value", "team-a"}},
+                {{"name", "CHECKPOINT_DISABLE"}, {"value", "1"}},
+                ref("AWS_ACCESS_KEY_ID"),
+                ref("PROXY_USER"),
+                ref("aws.secret-key"),
+                // The runner drops it (spec §13.6), logging its name.
+                ref("TF_VAR_x"),
+                {{"name", "HTTPS_PROXY"}, {"value", "http://$(PROXY_USER)@proxy:3128"}},
+            }));
+  EXPECT_FALSE(source.contains("envFrom"));
+  EXPECT_EQ(pod["volumes"][4], json::parse(R"({"name":"credentials",
+      "secret":{"secretName":"captf-creds-aws","defaultMode":288}})"));
+
+  // No text key: the fixed variables only, the files still mounted.
+  r.credential_env_keys.clear();
+  r.policy.env.clear();
+  built = buildJob(r);
+  ASSERT_TRUE(built.ok()) << built.status();
+  EXPECT_EQ((*built)["spec"]["template"]["spec"]["containers"][0]["env"].size(), 6U);
+  EXPECT_EQ((*built)["spec"]["template"]["spec"]["volumes"][4]["secret"]["secretName"],
+            "captf-creds-aws");
+}
+
+TEST(JobBuilderTest, EnvVarNamesAreThoseEveryApiServerAccepts) {
+  for (const char* name : {"A", "_", "AWS_ACCESS_KEY_ID", "a.b-c", "-x", ".x", "x9"}) {
+    EXPECT_TRUE(isEnvVarName(name)) << name;
+  }
+  for (const char* name : {"", "1KEY", "A B", "A=B", "A/B", "é", "A\nB"}) {
+    EXPECT_FALSE(isEnvVarName(name)) << name;
+  }
+  EXPECT_TRUE(isEnvVarName(std::string(253, 'a')));
+  EXPECT_FALSE(isEnvVarName(std::string(254, 'a')));
 }
 
 TEST(JobBuilderTest, RestoreProjectsTheBackupChunks) {
@@ -284,6 +344,13 @@ TEST(JobBuilderTest, InvalidRequests) {
       {"runner image", [](JobBuildRequest& r) { r.runner_image.clear(); }, "runner_image"},
       {"credentials", [](JobBuildRequest& r) { r.credentials_secret.clear(); },
        "credentials_secret"},
+      {"credential env name", [](JobBuildRequest& r) { r.credential_env_keys = {"1KEY"}; },
+       "credential_env_keys"},
+      {"credential env twice",
+       [](JobBuildRequest& r) {
+         r.credential_env_keys = {"K", "K"};
+       },
+       "listed twice"},
       {"attempt", [](JobBuildRequest& r) { r.attempt = 0; }, "attempt"},
       {"guard without hash",
        [](JobBuildRequest& r) {

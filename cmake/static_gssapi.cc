@@ -1,10 +1,11 @@
-// GSSAPI for the static runner: Debian's libgit2.a calls GSSAPI for HTTP
+// GSSAPI for the static executables that link libgit2 (the runner, the
+// manager, tfcapi-lint): Debian's libgit2.a calls GSSAPI for HTTP
 // "Negotiate" (Kerberos/SPNEGO) authentication, and Debian ships MIT
-// Kerberos as shared objects only, which `-static` cannot link. The runner
-// authenticates with basic auth or SSH keys (contract/git.h), never
+// Kerberos as shared objects only, which `-static` cannot link. Git module
+// sources authenticate with basic auth or SSH keys (contract/git.h), never
 // Kerberos, so these stand-ins report that no mechanism is available and
 // libgit2 treats Negotiate as unsupported. Linked only into static builds
-// (runner/static.cmake); the dev build uses the real library.
+// (cmake/Static.cmake); the dev build uses the real library.
 //
 // The signatures are GSSAPI's (RFC 2744) with its types spelled out:
 // OM_uint32 is a 32-bit unsigned integer, the other handles are pointers.
