@@ -144,7 +144,7 @@ protected:
   // started it, and the object's own gauges.
   static void expectFirstApplyMetrics(const e2e::MetricsSince& since, const std::string& name) {
     const std::map<std::string, std::string> applies = {{"kind", "TerraformCluster"},
-                                                      {"op", "apply"}};
+                                                        {"op", "apply"}};
     EXPECT_TRUE(since.grows("captf_jobs_total", kAppliesSucceeded)) << manager_.metrics();
     EXPECT_TRUE(since.grows("captf_job_duration_seconds_count", kAppliesSucceeded))
         << manager_.metrics();
