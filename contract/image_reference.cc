@@ -26,14 +26,14 @@ bool isLowerHex(char c) {
 // [a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*
 bool isPathComponent(std::string_view s) {
   std::size_t i = 0;
-  auto alnumRun = [&]() {
+  auto alnum_run = [&]() {
     const std::size_t start = i;
     while (i < s.size() && isLowerAlnum(s[i])) {
       ++i;
     }
     return i > start;
   };
-  if (!alnumRun()) {
+  if (!alnum_run()) {
     return false;
   }
   while (i < s.size()) {
@@ -51,7 +51,7 @@ bool isPathComponent(std::string_view s) {
     } else {
       return false;
     }
-    if (!alnumRun()) {
+    if (!alnum_run()) {
       return false;
     }
   }

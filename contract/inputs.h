@@ -97,7 +97,7 @@ struct MachinePoolInputs {
   CommonInputs common{};
   nlohmann::json cluster_outputs = nlohmann::json::object();
   std::string machinepool_name{};
-  // Already resolved and clamped by the caller (§1.9).
+  // Already resolved and clamped by the caller (docs/contract.md#machine-pool-role).
   std::int64_t replicas = 0;
   BootstrapData bootstrap{};
   std::vector<std::string> failure_domains{};

@@ -1,6 +1,6 @@
 #pragma once
 
-// The inputs hash (`captf.io/inputs-hash`, §12.8): what decides whether a
+// The inputs hash (`captf.io/inputs-hash`, docs/behaviour/inputs.md): what decides whether a
 // mutable object re-applies, what a destructive-plan approval names, and
 // what the adopted state carries.
 //

@@ -1,7 +1,7 @@
 #pragma once
 
 // The log rules the manager and the runner share, as component-base (the
-// Kubernetes logging flags of spec §10) defines them: which stream a line is
+// Kubernetes logging flags of docs/reference/flags.md) defines them: which stream a line is
 // written to, and how an info buffer size is read. docs/reference/logs.md.
 
 #include <cstdint>

@@ -1,7 +1,7 @@
 #pragma once
 
 // The check of a role's outputs against the contract (contract-lint-ops
-// §1.6-§1.9, captf-core §15 general rules), shared by the runner (which
+// docs/contract.md, docs/behaviour/outputs.md general rules), shared by the runner (which
 // reports them in the result document) and the manager (which judges
 // OutputsValid from state). Both read the same document shape:
 // {name: {value, type, sensitive}}, which is what `<runtime> output -json`
@@ -30,7 +30,7 @@ struct RoleOutputsCheck {
   std::vector<std::string> errors{};
 };
 
-// Normalization the controller applies before checking (§15): `""` is the
+// Normalization the controller applies before checking (docs/behaviour/outputs.md): `""` is the
 // same as null for `provider_id`.
 nlohmann::json normalizeOutput(std::string_view name, nlohmann::json value);
 

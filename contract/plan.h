@@ -1,6 +1,6 @@
 #pragma once
 
-// Plans as the contract sees them (§13.5, §13.8, §17): the resource changes
+// Plans as the contract sees them (docs/behaviour/jobs.md, approval.md): the resource changes
 // of `<runtime> show -json <planfile>`, the plan hash an approval names, the
 // plan and drift summaries the result document carries, and the
 // destructive-plan test of the cluster guard.

@@ -1,6 +1,6 @@
 #pragma once
 
-// Rendering of the generated root module (§12.1): `main.tf.json` and
+// Rendering of the generated root module (docs/behaviour/inputs.md): `main.tf.json` and
 // `terraform.tfvars.json`, which the manager writes to the durable and the
 // per-run inputs Secrets and the runner copies into /captf/work/root.
 
@@ -30,7 +30,7 @@ inline constexpr std::string_view kModuleSource = "../../module";
 inline constexpr std::string_view kGitSourceMount = "/captf/source";
 inline constexpr std::string_view kGitCheckoutPath = "/captf/source/repo";
 std::string gitModuleSource(std::string_view path);
-// main.tf.json plus terraform.tfvars.json, in bytes (§3.6).
+// main.tf.json plus terraform.tfvars.json, in bytes (docs/runner.md#runner-arguments).
 inline constexpr std::size_t kMaxRenderedBytes = 1'000'000;
 
 // One user variable after merging `variablesFrom` and `spec.variables`.

@@ -334,7 +334,7 @@ std::string encodeResult(const pb::RunResult& input) {
   if (fits(json)) {
     return json;
   }
-  // The drop stages, in the order of §3.5.
+  // The drop stages, in the order of docs/runner.md#timeouts-signals-and-limits.
   const std::array<std::function<void(pb::RunResult&)>, 4> stages = {
       [](pb::RunResult& r) { r.clear_changes(); },
       [](pb::RunResult& r) {

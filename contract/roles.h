@@ -63,7 +63,7 @@ inline constexpr std::string_view kReplicas = "replicas";
 inline constexpr std::string_view kInstances = "instances";
 } // namespace output
 
-// The six `captf_tags` keys (§1.4). No other key exists.
+// The six `captf_tags` keys (docs/contract.md#tags). No other key exists.
 namespace tag {
 inline constexpr std::string_view kCluster = "captf.io/cluster";
 inline constexpr std::string_view kNamespace = "captf.io/namespace";

@@ -1,6 +1,6 @@
 #pragma once
 
-// Reading state as the `kubernetes` backend stores it (spec §14.3): the gzip
+// Reading state as the `kubernetes` backend stores it (docs/behaviour/state.md): the gzip
 // stream of the state JSON, in the `tfstate` key of the base Secret
 // `tfstate-default-<suffix>` and, for Terraform only, continued in
 // `<base>-part-1`, `<base>-part-2`, ... (each at most 1 MiB; OpenTofu never
@@ -35,7 +35,7 @@
 namespace captf::contract {
 
 inline constexpr std::size_t kMaxStateChunks = 32;
-inline constexpr std::size_t kMaxStateBytes = 64 * 1024 * 1024;
+inline constexpr std::size_t kMaxStateBytes = std::size_t{64} * 1024 * 1024;
 // The state format both runtimes write.
 inline constexpr std::int64_t kSupportedStateVersion = 4;
 

@@ -32,7 +32,7 @@ std::string joined(const std::vector<std::string>& items) {
   return out;
 }
 
-// Flags shared by `module` and `image` (§4.2).
+// Flags shared by `module` and `image` (docs/lint.md#flags).
 struct CheckFlags {
   std::string role;
   std::string contract = "v1alpha1";
@@ -161,7 +161,7 @@ private:
     return kExitUsage;
   }
 
-  // The usage checks shared by module and image (§4.3), in the spec's order.
+  // The usage checks shared by module and image (docs/lint.md#exit-codes), in the spec's order.
   int validate(CLI::App& cmd, std::string_view path, const CheckFlags& flags,
                std::string_view positional_message) {
     if (flags.role.empty()) {

@@ -8,7 +8,7 @@
 #include "lint/git_module.h"
 #include "lint/image_lint.h"
 
-// The tfcapi-lint command line (spec §4.1-§4.4), as a function so that tests
+// The tfcapi-lint command line (docs/lint.md), as a function so that tests
 // can run it with captured streams. main.cc only supplies the contract tables
 // and the build information.
 namespace captf::lint {
@@ -30,7 +30,7 @@ struct ImageEnvironment {
 };
 
 // Runs one invocation; `args` includes the program name. Writes reports to
-// `out`, usage and load errors to `err`, and returns the exit code (§4.3):
+// `out`, usage and load errors to `err`, and returns the exit code (docs/lint.md#exit-codes):
 // 0 clean, 1 findings, 2 the module or image cannot be read or parsed (for
 // a git:: address: cannot be listed, resolved or fetched), 3 usage.
 int runCli(std::span<const std::string> args, std::ostream& out, std::ostream& err,

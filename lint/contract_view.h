@@ -15,7 +15,7 @@ namespace captf::lint {
 struct ContractInput {
   std::string name;
   // The Terraform type expression the module's declaration must accept, as
-  // spec §4.6 spells it in messages: "map(string)",
+  // docs/lint.md#module-checks spells it in messages: "map(string)",
   // "object({host=string, port=number})".
   std::string type;
   // The controller may pass null (e.g. cluster's control_plane_endpoint).

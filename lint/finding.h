@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-// Findings and the report they form (spec §4.3, §4.4).
+// Findings and the report they form (docs/lint.md).
 namespace captf::lint {
 
 enum class Severity { kError, kWarning, kInfo };
@@ -41,7 +41,7 @@ void allowWarnings(std::vector<Finding>& findings, const std::set<std::string>& 
 
 Summary summarize(const std::vector<Finding>& findings);
 
-// Exit codes (spec §4.3).
+// Exit codes (docs/lint.md#exit-codes).
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFindings = 1;
 inline constexpr int kExitUnparsable = 2;

@@ -11,7 +11,7 @@
 #include "lint/oci/http.h"
 #include "lint/oci/resolve.h"
 
-// Image mode (spec §4.8): pull, select platforms, flatten, check.
+// Image mode (docs/lint.md#image-mode): pull, select platforms, flatten, check.
 namespace captf::lint {
 
 struct ImageLintOptions {
@@ -26,7 +26,7 @@ struct ImageLintOptions {
   std::filesystem::path temp_dir;
 };
 
-// Validates a reference for the usage check of §4.3 (exit 3 when invalid).
+// Validates a reference for the usage check of docs/lint.md#exit-codes (exit 3 when invalid).
 absl::Status validateImageReference(std::string_view ref);
 
 // Runs image mode and returns the report, findings unsorted and without

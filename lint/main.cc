@@ -1,4 +1,5 @@
-// tfcapi-lint: checks a CAPTF module or image against the module and image contracts (spec §4).
+// tfcapi-lint: checks a CAPTF module or image against the module and image contracts
+// (docs/lint.md).
 #include <csignal>
 #include <iostream>
 #include <string>

@@ -32,8 +32,9 @@
 #include "manager/kube/config.h"
 #include "manager/kube/diagnostics_server.h"
 #include "manager/kube/discovery.h"
+#include "manager/kube/https_server.h"
 #include "manager/kube/manager.h"
-#include "webhooks/server.h"
+#include "manager/kube/tls.h"
 #include "webhooks/service.h"
 
 #ifndef CAPTF_VERSION
@@ -78,7 +79,7 @@ int run(int argc, char** argv) {
   }
   CLI::App* version_cmd = captf::flags::defineManagerFlags(app, flags, versionString());
   ControllerSettings& settings = flags.settings;
-  captf::webhooks::ServerOptions& webhook = flags.webhook;
+  captf::kube::ServerOptions& webhook = flags.webhook;
 
   try {
     app.parse(captf::flags::normalizeArgs(argc, argv));
@@ -170,7 +171,7 @@ int run(int argc, char** argv) {
   settings.run_reports.ca_file = std::filesystem::exists(webhook.cert_dir + "/ca.crt")
                                      ? webhook.cert_dir + "/ca.crt"
                                      : settings.run_reports.cert_file;
-  auto min_version = captf::webhooks::parseTlsVersion(flags.tls_min_version);
+  auto min_version = captf::kube::parseTlsVersion(flags.tls_min_version);
   if (!min_version.ok()) {
     return fail(std::string(min_version.status().message()));
   }
@@ -184,7 +185,7 @@ int run(int argc, char** argv) {
   // --insecure-diagnostics; the same TLS settings as the webhook server.
   const bool diagnostics_enabled =
       !flags.diagnostics_address.empty() && flags.diagnostics_address != "0";
-  captf::webhooks::ServerOptions diagnostics_options = captf::diagnostics::serverOptions();
+  captf::kube::ServerOptions diagnostics_options = captf::diagnostics::serverOptions();
   diagnostics_options.tls = webhook.tls;
   if (diagnostics_enabled && !flags.insecure_diagnostics) {
     if (absl::Status s =

@@ -1,6 +1,6 @@
 #pragma once
 
-// Reading the runtime's output: the failure summary of a step (spec §13.7:
+// Reading the runtime's output: the failure summary of a step (docs/behaviour/jobs.md:
 // from validate's JSON diagnostics, else from the `Error:` header lines of
 // stderr, else a fallback), and the resource counts of an apply or destroy.
 

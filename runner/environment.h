@@ -1,6 +1,6 @@
 #pragma once
 
-// Environment shaping (spec §13.6): what the runtime sees, computed from the
+// Environment shaping (docs/behaviour/jobs.md): what the runtime sees, computed from the
 // container's environment without any I/O.
 
 #include <functional>

@@ -1,11 +1,12 @@
 #pragma once
 
-// The runner's command line (spec §13.4), parsed with Go pflag semantics,
-// since the manager builds it the way the original Go runner took it:
-// `--flag=value` or `--flag value`, bools as `--flag` or `--flag=false`,
-// repeatable string arrays whose first use replaces the default, Go
-// durations ("5m0s", "570s"), `--` ending the flags, and the component-base
-// logging flags accepted anywhere on the line.
+// The runner's command line (docs/runner.md), read with CLI11 and Go pflag
+// semantics, since the manager builds it the way the original Go runner
+// took it: `--flag=value` or `--flag value`, bools as `--flag` or
+// `--flag=false`, repeatable string arrays whose first use replaces the
+// default, Go durations ("5m0s", "570s"), `--` ending the flags, `--a_b`
+// read as `--a-b`, and the component-base logging flags accepted anywhere
+// on the line. The help text is CLI11's.
 //
 //   runner copy DEST
 //   runner run --op=<apply|destroy|drift|refresh|restore|plan> [flags]
@@ -117,7 +118,8 @@ struct ParsedCommandLine {
 // Command::kVersion.
 ParsedCommandLine parseCommandLine(std::span<const std::string> args);
 
-// The usage text printed for --help and after a usage error.
+// The usage text printed for --help and after a usage error: CLI11's help
+// of every command and flag, with types and defaults.
 std::string usageText();
 
 } // namespace captf::runner

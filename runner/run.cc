@@ -31,17 +31,17 @@ namespace {
 namespace pb = ::captf::runner::v1alpha1;
 using contract::strCat;
 
-// Runtime stderr kept per step for the failure summary (spec §13.7).
-constexpr std::size_t kStderrTailBytes = 64 * 1024;
+// Runtime stderr kept per step for the failure summary (docs/behaviour/jobs.md).
+constexpr std::size_t kStderrTailBytes = std::size_t{64} * 1024;
 // A line longer than this goes to the log in pieces.
-constexpr std::size_t kMaxLineBytes = 64 * 1024;
-constexpr std::size_t kMaxPlanJsonBytes = 512 * 1024 * 1024;
-constexpr std::size_t kMaxOutputJsonBytes = 64 * 1024 * 1024;
-constexpr std::size_t kMaxValidateJsonBytes = 16 * 1024 * 1024;
-constexpr std::size_t kMaxVersionJsonBytes = 64 * 1024;
-constexpr std::size_t kMaxStateListBytes = 64 * 1024 * 1024;
-constexpr std::size_t kMaxConfigFileBytes = 16 * 1024 * 1024;
-constexpr std::size_t kMaxCredentialBytes = 1024 * 1024;
+constexpr std::size_t kMaxLineBytes = std::size_t{64} * 1024;
+constexpr std::size_t kMaxPlanJsonBytes = std::size_t{512} * 1024 * 1024;
+constexpr std::size_t kMaxOutputJsonBytes = std::size_t{64} * 1024 * 1024;
+constexpr std::size_t kMaxValidateJsonBytes = std::size_t{16} * 1024 * 1024;
+constexpr std::size_t kMaxVersionJsonBytes = std::size_t{64} * 1024;
+constexpr std::size_t kMaxStateListBytes = std::size_t{64} * 1024 * 1024;
+constexpr std::size_t kMaxConfigFileBytes = std::size_t{16} * 1024 * 1024;
+constexpr std::size_t kMaxCredentialBytes = std::size_t{1024} * 1024;
 constexpr std::string_view kVarFileArg = "-var-file=terraform.tfvars.json";
 constexpr std::string_view kPlanFile = "plan.tfplan";
 constexpr std::string_view kRestoreStateFile = "restore.tfstate";
@@ -234,7 +234,7 @@ bool planAccepted(const StepRun& run) {
 }
 
 // force-unlock on a state nobody holds fails with "state is already
-// unlocked" in both runtimes; that counts as success (spec §13.5).
+// unlocked" in both runtimes; that counts as success (docs/behaviour/jobs.md#execution-sequence).
 bool unlockAccepted(const StepRun& run) {
   return run.exitCode() == 0 ||
          stripTerminalDecoration(run.stderr_tail).find("already unlocked") != std::string::npos;
@@ -670,13 +670,13 @@ private:
     }
     auto state = contract::assembleState(*chunks);
     if (!state.ok()) {
-      return absl::Status(state.status().code(),
-                          strCat("restore backup: ", std::string(state.status().message())));
+      return {state.status().code(),
+              strCat("restore backup: ", std::string(state.status().message()))};
     }
     auto summary = contract::inspectState(*state);
     if (!summary.ok()) {
-      return absl::Status(summary.status().code(),
-                          strCat("restore backup: ", std::string(summary.status().message())));
+      return {summary.status().code(),
+              strCat("restore backup: ", std::string(summary.status().message()))};
     }
     if (options_.restore_resources &&
         static_cast<std::size_t>(*options_.restore_resources) != summary->managed_resources) {
@@ -935,7 +935,7 @@ private:
     return outcome;
   }
 
-  // The destructive-plan guard (spec §17.1): a plan that deletes or replaces
+  // The destructive-plan guard (docs/behaviour/approval.md): a plan that deletes or replaces
   // anything goes through only when --allow-deletes-hash names this apply's
   // inputs hash.
   bool guardAllows(const std::vector<contract::PlannedChange>& changes) {

@@ -1,6 +1,6 @@
 #pragma once
 
-// One run of one operation (spec §13.5): preflight of the image layout,
+// One run of one operation (docs/behaviour/jobs.md): preflight of the image layout,
 // prepare (the generated root, the environment, the CLI configuration, the
 // restore backup), `version -json`, the operation's steps in
 // <workdir>/root, the destructive-plan guard and the approved-plan check,
@@ -37,7 +37,7 @@
 
 namespace captf::runner {
 
-// The identity's credential files (spec §3.2). Their names are also the
+// The identity's credential files (docs/runner.md#mounts). Their names are also the
 // names of the environment variables the credential mirror sets.
 inline constexpr char kCredentialsDir[] = "/var/run/captf/credentials";
 

@@ -1,7 +1,7 @@
 #pragma once
 
-// The runner's filesystem work: the image-layout preflight (spec §13.5
-// step 1, §24.1), the files of the generated root, the restore chunks and
+// The runner's filesystem work: the image-layout preflight (docs/behaviour/jobs.md
+// step 1, docs/behaviour/components.md), the files of the generated root, the restore chunks and
 // the credential mount. Every function reports errors naming paths, never
 // file contents.
 

@@ -29,6 +29,8 @@ fi
 stage "build: cmake --preset dev"
 cmake --preset dev >/dev/null
 cmake --build --preset dev
+stage "tidy: clang-tidy on first-party code"
+bash scripts/tidy.sh build/dev
 stage "rig: waiting for the build"
 if ! wait "$rig_pid"; then
   cat "$rig_log"

@@ -32,22 +32,6 @@ absl::Status optString(const json& obj, const char* key, std::string_view path, 
   return absl::OkStatus();
 }
 
-absl::Status stringList(const json& v, std::string_view path, std::vector<std::string>& out) {
-  if (v.is_null()) {
-    return absl::OkStatus();
-  }
-  if (!v.is_array()) {
-    return shapeError(path, "array of strings");
-  }
-  for (const json& item : v) {
-    if (!item.is_string()) {
-      return shapeError(path, "array of strings");
-    }
-    out.push_back(item.get<std::string>());
-  }
-  return absl::OkStatus();
-}
-
 absl::Status objectFrom(const json& req, const char* key, json& out) {
   const auto it = req.find(key);
   if (it == req.end() || it->is_null()) {
@@ -143,31 +127,6 @@ AdmissionResponse validateTemplate(const AdmissionRequest& r, Create create, Upd
 
 } // namespace
 
-absl::Status parseUserInfo(const json& v, std::string_view path, UserInfo& out) {
-  if (v.is_null()) {
-    return absl::OkStatus();
-  }
-  if (!v.is_object()) {
-    return shapeError(path, "object");
-  }
-  CAPTF_RETURN_IF_ERROR(optString(v, "username", path, out.username));
-  CAPTF_RETURN_IF_ERROR(optString(v, "uid", path, out.uid));
-  if (const auto g = v.find("groups"); g != v.end()) {
-    CAPTF_RETURN_IF_ERROR(stringList(*g, fmt::format("{}.groups", path), out.groups));
-  }
-  if (const auto e = v.find("extra"); e != v.end() && !e->is_null()) {
-    if (!e->is_object()) {
-      return shapeError(fmt::format("{}.extra", path), "object");
-    }
-    for (const auto& [k, values] : e->items()) {
-      std::vector<std::string> list;
-      CAPTF_RETURN_IF_ERROR(stringList(values, fmt::format("{}.extra[{}]", path, k), list));
-      out.extra.emplace(k, std::move(list));
-    }
-  }
-  return absl::OkStatus();
-}
-
 absl::StatusOr<AdmissionRequest> admissionRequestFromJson(const json& review) {
   if (!review.is_object()) {
     return shapeError("<root>", "an AdmissionReview object");
@@ -219,7 +178,7 @@ absl::StatusOr<AdmissionRequest> admissionRequestFromJson(const json& review) {
         quote(op)));
   }
   if (const auto u = req.find("userInfo"); u != req.end()) {
-    CAPTF_RETURN_IF_ERROR(parseUserInfo(*u, "request.userInfo", out.user_info));
+    CAPTF_RETURN_IF_ERROR(kube::parseUserInfo(*u, "request.userInfo", out.user_info));
   }
   CAPTF_RETURN_IF_ERROR(objectFrom(req, "object", out.object));
   CAPTF_RETURN_IF_ERROR(objectFrom(req, "oldObject", out.old_object));

@@ -38,13 +38,6 @@ struct AdmissionRequest {
   bool dry_run = false;
 };
 
-// Reads an authentication.k8s.io/v1 UserInfo object (AdmissionReview's
-// request.userInfo, TokenReview's status.user); null leaves `out` as it is.
-// `path` names the object in errors ("request.userInfo.groups: expected
-// array of strings").
-[[nodiscard]] absl::Status parseUserInfo(const nlohmann::json& v, std::string_view path,
-                                         UserInfo& out);
-
 // Parses an AdmissionReview v1 request body. Never throws and never
 // crashes on any input: malformed JSON gives InvalidArgument with the byte
 // offset; a well-formed document of the wrong shape gives InvalidArgument

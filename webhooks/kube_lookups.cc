@@ -107,15 +107,6 @@ absl::StatusOr<IdentityUsageSnapshot> KubeAdmissionLookups::identityUsage() {
   return snapshot;
 }
 
-absl::StatusOr<AccessDecision> KubeAccessReviewer::review(const nlohmann::json& review) {
-  absl::StatusOr<kube::Json> answer = rest_.sendJson(kube::restRequest(
-      "POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", {}, review.dump()));
-  if (!answer.ok()) {
-    return answer.status();
-  }
-  return parseAccessReviewResponse(*answer);
-}
-
 void addAdmissionResources(kube::StaticRestMapper& mapper) {
   const std::pair<std::string_view, bool> captf_kinds[] = {
       {api::kKindTerraformCluster, true},          {api::kKindTerraformMachine, true},

@@ -1,13 +1,12 @@
 #pragma once
 
-// AdmissionLookups and AccessReviewer served by the API server through
-// captf_kube: Machines and Clusters by GET, identity usage by paginated
-// lists, and SubjectAccessReviews POSTed with the manager's credentials on
-// behalf of the requesting user (user, uid, groups and extra from the
-// AdmissionReview's userInfo).
+// AdmissionLookups served by the API server through captf_kube: Machines
+// and Clusters by GET, identity usage by paginated lists. The
+// SubjectAccessReviews go through kube::KubeAccessReviewer
+// (manager/kube/authorization.h) on behalf of the requesting user (user,
+// uid, groups and extra from the AdmissionReview's userInfo).
 
 #include "manager/kube/client.h"
-#include "manager/kube/rest_client.h"
 #include "webhooks/admission.h"
 
 namespace captf::webhooks {
@@ -25,16 +24,6 @@ public:
 
 private:
   kube::Reader& reader_;
-};
-
-// Thread-safe (the REST client is).
-class KubeAccessReviewer final : public AccessReviewer {
-public:
-  explicit KubeAccessReviewer(kube::RestClient& rest) : rest_(rest) {}
-  absl::StatusOr<AccessDecision> review(const nlohmann::json& subject_access_review) override;
-
-private:
-  kube::RestClient& rest_;
 };
 
 // The kinds the lookups read, for a kube::StaticRestMapper (so the webhook

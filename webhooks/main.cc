@@ -13,13 +13,14 @@
 #include <spdlog/spdlog.h>
 
 #include "manager/kube/config.h"
+#include "manager/kube/https_server.h"
+#include "manager/kube/tls.h"
 #include "webhooks/registrations.h"
-#include "webhooks/server.h"
 #include "webhooks/service.h"
 
 namespace {
 
-using captf::webhooks::ServerOptions;
+using captf::kube::ServerOptions;
 
 int run(int argc, char** argv) {
   CLI::App app{"CAPTF validating webhook server"};
@@ -62,8 +63,8 @@ int run(int argc, char** argv) {
                                                  std::make_shared<spdlog::sinks::stderr_sink_mt>());
   logger->set_level(spdlog::level::from_str(log_level));
 
-  absl::StatusOr<captf::webhooks::TlsVersion> min_version =
-      captf::webhooks::parseTlsVersion(tls_min_version);
+  absl::StatusOr<captf::kube::TlsVersion> min_version =
+      captf::kube::parseTlsVersion(tls_min_version);
   if (!min_version.ok()) {
     logger->error("invalid flags error={}", std::string(min_version.status().message()));
     return 2;

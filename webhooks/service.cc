@@ -9,7 +9,7 @@
 namespace captf::webhooks {
 
 absl::StatusOr<std::unique_ptr<AdmissionService>>
-AdmissionService::create(kube::RestConfig config, ServerOptions options,
+AdmissionService::create(kube::RestConfig config, kube::ServerOptions options,
                          std::shared_ptr<spdlog::logger> logger, kube::MetricsRegistry* metrics) {
   config.timeout = kLookupTimeout;
   auto rest = kube::RestClient::create(config, kube::realClock(), metrics, logger);
@@ -20,7 +20,8 @@ AdmissionService::create(kube::RestConfig config, ServerOptions options,
       new AdmissionService(*std::move(rest), std::move(options), std::move(logger)));
 }
 
-AdmissionService::AdmissionService(std::unique_ptr<kube::RestClient> rest, ServerOptions options,
+AdmissionService::AdmissionService(std::unique_ptr<kube::RestClient> rest,
+                                   kube::ServerOptions options,
                                    std::shared_ptr<spdlog::logger> logger)
     : rest_(std::move(rest)), client_(*rest_, mapper_), lookups_(client_), reviewer_(*rest_),
       handler_(lookups_, reviewer_), server_(std::move(options), handler_, std::move(logger)) {

@@ -17,8 +17,10 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "manager/kube/authorization.h"
 #include "manager/kube/config.h"
 #include "manager/kube/discovery.h"
+#include "manager/kube/https_server.h"
 #include "manager/kube/manager.h"
 #include "manager/kube/rest_client.h"
 #include "webhooks/kube_lookups.h"
@@ -35,13 +37,13 @@ public:
   // `config` is the API server to look up from (its timeout is replaced by
   // kLookupTimeout); `metrics` may be null.
   static absl::StatusOr<std::unique_ptr<AdmissionService>>
-  create(kube::RestConfig config, ServerOptions options, std::shared_ptr<spdlog::logger> logger,
-         kube::MetricsRegistry* metrics = nullptr);
+  create(kube::RestConfig config, kube::ServerOptions options,
+         std::shared_ptr<spdlog::logger> logger, kube::MetricsRegistry* metrics = nullptr);
   AdmissionService(const AdmissionService&) = delete;
   AdmissionService& operator=(const AdmissionService&) = delete;
   ~AdmissionService() override;
 
-  // Loads the certificate, binds and serves (HttpsServer::start).
+  // Loads the certificate, binds and serves (kube::HttpsServer::start).
   absl::Status listen() { return server_.start(); }
   // Stops accepting and joins the server's threads; idempotent.
   void stop() { server_.stop(); }
@@ -52,14 +54,14 @@ public:
   absl::Status start(std::stop_token stop) override;
 
 private:
-  AdmissionService(std::unique_ptr<kube::RestClient> rest, ServerOptions options,
+  AdmissionService(std::unique_ptr<kube::RestClient> rest, kube::ServerOptions options,
                    std::shared_ptr<spdlog::logger> logger);
 
   std::unique_ptr<kube::RestClient> rest_;
   kube::StaticRestMapper mapper_;
   kube::ApiClient client_;
   KubeAdmissionLookups lookups_;
-  KubeAccessReviewer reviewer_;
+  kube::KubeAccessReviewer reviewer_;
   const AdmissionHandler handler_;
   WebhookServer server_;
 };

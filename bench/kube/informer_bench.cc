@@ -29,7 +29,7 @@
 
 namespace {
 
-using namespace captf::kube; // NOLINT(google-build-using-namespace): a benchmark main
+using namespace captf::kube;
 
 long rssBytes() {
   std::ifstream in("/proc/self/status");

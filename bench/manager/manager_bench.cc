@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -32,7 +33,6 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
-#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -42,6 +42,7 @@
 #include "test/rig/fixture.h"
 #include "test/runner/e2e_support.h"
 
+// NOLINTNEXTLINE(cppcoreguidelines-avoid-non-const-global-variables): POSIX declares it
 extern char** environ;
 
 namespace {
@@ -70,6 +71,7 @@ struct Options {
 namespace e2e = captf::controllers::e2e;
 
 // The manager's pid, stopped by die() too (the rig stops itself at exit).
+// NOLINTNEXTLINE(cppcoreguidelines-avoid-non-const-global-variables): read by die()
 pid_t g_manager = -1;
 
 void die(const std::string& what) {
@@ -202,7 +204,7 @@ ProcSample sampleProc(pid_t pid) {
   if (close != std::string::npos) {
     const std::vector<std::string> fields = split(content.substr(close + 2));
     if (fields.size() > 12) {
-      const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
+      const auto ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
       s.cpu_seconds = (std::stod(fields[11]) + std::stod(fields[12])) / ticks;
     }
   }
@@ -229,7 +231,7 @@ std::map<std::string, double> restRequests(const std::string& exposition) {
 }
 
 std::string scrape(const e2e::ManagerRig& manager) {
-  const std::string exposition = manager.metrics();
+  std::string exposition = manager.metrics();
   if (exposition.empty()) {
     die("cannot scrape the manager's metrics");
   }
@@ -379,6 +381,7 @@ json machineShardList(const Options& o, const Setup& s, int shard,
 void createShards(const std::vector<std::string>& files, const std::string& log) {
   const captf::rig::Env& rig = e2e::env();
   std::vector<pid_t> creators;
+  creators.reserve(files.size());
   for (const std::string& file : files) {
     creators.push_back(
         spawn({rig.kubectl, "--kubeconfig", rig.kubeconfig, "create", "-o", "name", "-f", file}, -1,
@@ -510,7 +513,7 @@ int runPool(const Options& o, const Setup& setup, const e2e::ManagerRig& manager
     die("the pool of 0 never became Ready");
   }
   auto metric = [](const std::string& exposition, const char* name,
-                   std::map<std::string, std::string> labels) {
+                   const std::map<std::string, std::string>& labels) {
     return e2e::metricValue(exposition, name, labels).value_or(0);
   };
   const std::map<std::string, std::string> controller = {{"controller", "terraformmachinepool"}};
@@ -571,6 +574,7 @@ int runPool(const Options& o, const Setup& setup, const e2e::ManagerRig& manager
 
 } // namespace
 
+// NOLINTNEXTLINE(bugprone-exception-escape): a benchmark; an exception aborts it, as it should
 int main(int argc, char** argv) {
   const Options o = parse(argc, argv);
   const std::string out =
@@ -795,7 +799,7 @@ int main(int argc, char** argv) {
   std::ofstream(out + "/metrics.txt") << exposition;
   // Where the manager's time went: its TerraformCluster controller's
   // reconciles and work queue (nothing is reconciled before the creation).
-  auto metric = [&](const char* name, std::map<std::string, std::string> labels) {
+  auto metric = [&](const char* name, const std::map<std::string, std::string>& labels) {
     return e2e::metricValue(exposition, name, labels).value_or(0);
   };
   const std::string controller_name = machines ? "terraformmachine" : "terraformcluster";

@@ -106,7 +106,7 @@ struct ReportService {
 } // namespace
 
 int main(int argc, char** argv) {
-  using namespace ::captf::runner::e2e; // NOLINT(google-build-using-namespace)
+  using namespace ::captf::runner::e2e;
   namespace contract = ::captf::contract;
   int iterations = 5;
   std::string mode = "machine";

@@ -151,7 +151,7 @@ int runProcess(const std::vector<std::string>& argv, const std::vector<std::stri
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-// The environment the runner gives the runtime (spec §13.6), for `work`.
+// The environment the runner gives the runtime (docs/behaviour/jobs.md), for `work`.
 std::vector<std::string> shapedEnv(const std::string& work) {
   std::vector<std::string> out;
   for (char** e = environ; *e != nullptr; ++e) {

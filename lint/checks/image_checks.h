@@ -11,7 +11,7 @@
 #include "lint/oci/extract.h"
 #include "lint/oci/manifest.h"
 
-// The image checks of spec §4.9: pure functions of one flattened image (its
+// The image checks of docs/lint.md#image-checks: pure functions of one flattened image (its
 // filesystem metadata, config and the module loaded from it).
 namespace captf::lint {
 

@@ -253,28 +253,28 @@ bool isWordChar(char c) {
 } // namespace
 
 const std::set<std::string_view>& credentialArgumentNames() {
-  static const std::set<std::string_view> names = {"access_key",
-                                                   "secret_key",
-                                                   "secret_access_key",
-                                                   "session_token",
-                                                   "token",
-                                                   "access_token",
-                                                   "auth_token",
-                                                   "bearer_token",
-                                                   "api_token",
-                                                   "api_key",
-                                                   "apikey",
-                                                   "password",
-                                                   "passphrase",
-                                                   "client_secret",
-                                                   "client_certificate",
-                                                   "client_certificate_password",
-                                                   "client_key",
-                                                   "private_key",
-                                                   "private_key_password",
-                                                   "ssh_private_key",
-                                                   "secret"};
-  return names;
+  static const std::set<std::string_view> kNames = {"access_key",
+                                                    "secret_key",
+                                                    "secret_access_key",
+                                                    "session_token",
+                                                    "token",
+                                                    "access_token",
+                                                    "auth_token",
+                                                    "bearer_token",
+                                                    "api_token",
+                                                    "api_key",
+                                                    "apikey",
+                                                    "password",
+                                                    "passphrase",
+                                                    "client_secret",
+                                                    "client_certificate",
+                                                    "client_certificate_password",
+                                                    "client_key",
+                                                    "private_key",
+                                                    "private_key_password",
+                                                    "ssh_private_key",
+                                                    "secret"};
+  return kNames;
 }
 
 bool matchesDesiredCapacity(std::string_view text) {

@@ -9,11 +9,11 @@
 #include "lint/hcl/ast.h"
 #include "lint/module/loader.h"
 
-// The module checks of spec §4.6. Each check is a pure function of the loaded
+// The module checks of docs/lint.md#module-checks. Each check is a pure function of the loaded
 // module tree and the role's contract table; runModuleChecks runs them all.
 namespace captf::lint {
 
-// Every check of spec §4.6 for `contract.role`, in the order of the spec's
+// Every check of docs/lint.md#module-checks for `contract.role`, in the order of the spec's
 // table. Findings are not sorted (see sortFindings).
 std::vector<Finding> runModuleChecks(const ModuleTree& tree, const RoleContract& contract);
 
@@ -32,7 +32,7 @@ void checkVersion(const LoadedModule& root, std::vector<Finding>& out);
 
 // Whether passing a variable into a local module call counts as using it.
 enum class Forwarding {
-  kIgnore, // module blocks are not scanned (spec §4.5 "Reference scan")
+  kIgnore, // module blocks are not scanned (docs/lint.md#module-loading "Reference scan")
   kFollow, // an argument that carries var.<name> counts if the child uses it
 };
 

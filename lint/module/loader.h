@@ -13,7 +13,7 @@
 #include "lint/hcl/parser.h"
 #include "lint/module/module.h"
 
-// Reading a module directory and the local modules it calls (spec §4.5).
+// Reading a module directory and the local modules it calls (docs/lint.md#module-loading).
 namespace captf::lint {
 
 struct LoadOptions {

@@ -10,7 +10,7 @@
 #include "lint/hcl/ast.h"
 
 // The declarations of one Terraform/OpenTofu module directory, as the checks
-// of spec §4.6 read them. Built by the loader (lint/module/loader.h) from
+// of docs/lint.md#module-checks read them. Built by the loader (lint/module/loader.h) from
 // native-syntax and JSON files alike; JSON files are converted to the same
 // hcl::Body structure, so a check never needs to know which syntax a
 // declaration came from unless the spec says so.
@@ -129,7 +129,7 @@ struct Declaration {
   std::string content;
 };
 
-// The declarations of one set of files (spec §4.5: the terraform set or the
+// The declarations of one set of files (docs/lint.md#module-loading: the terraform set or the
 // opentofu set). Pointers refer into the ModuleFiles, which the owning
 // LoadedModule keeps alive.
 struct Module {
@@ -147,7 +147,7 @@ struct Module {
   std::vector<StateBlock> backends;
   std::vector<StateBlock> clouds;
   std::vector<Local> locals;
-  // Keyed as spec §4.6 module/tofu-shadow names them: "variable.x",
+  // Keyed as docs/lint.md#module-checks module/tofu-shadow names them: "variable.x",
   // "resource.aws_instance.web", "provider.aws.west", "required_version", ...
   std::map<std::string, Declaration> declarations;
 

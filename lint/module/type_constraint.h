@@ -8,7 +8,7 @@
 #include "lint/hcl/ast.h"
 
 // Terraform type constraints (`type = ...` in a variable block) and the
-// compatibility rule of `input/type` (spec §4.7).
+// compatibility rule of `input/type` (docs/lint.md#type-compatibility).
 namespace captf::lint {
 
 struct TypeConstraint {
@@ -45,7 +45,7 @@ absl::StatusOr<TypeConstraint> parseTypeConstraint(const hcl::Expression& expr);
 absl::StatusOr<TypeConstraint> parseTypeConstraint(std::string_view text);
 
 // Whether a variable declared with type `declared` accepts every value of the
-// contract's type `contract`, by the structural rule of spec §4.7 (no
+// contract's type `contract`, by the structural rule of docs/lint.md#type-compatibility (no
 // primitive conversions; `any` on either side matches; optional declared
 // object attributes may be missing from the contract type).
 bool compatible(const TypeConstraint& declared, const TypeConstraint& contract);

@@ -33,7 +33,7 @@ void skipSpace(std::string_view s, std::size_t& i) {
 }
 
 std::string getenv(const char* name) {
-  const char* v = std::getenv(name); // NOLINT(concurrency-mt-unsafe): read once at startup
+  const char* v = std::getenv(name);
   return v == nullptr ? "" : v;
 }
 

@@ -9,7 +9,7 @@
 
 #include "absl/status/statusor.h"
 
-// Registry authentication (spec §4.8): WWW-Authenticate challenges, the
+// Registry authentication (docs/lint.md#image-mode): WWW-Authenticate challenges, the
 // bearer-token exchange's request and answer, and basic credentials from the
 // Docker/Podman default keychain files.
 namespace captf::lint::oci {

@@ -12,7 +12,7 @@
 
 #include "absl/status/statusor.h"
 
-// Flattening an image's layers (spec §4.8 "Extraction"): whiteouts applied,
+// Flattening an image's layers (docs/lint.md#image-mode "Extraction"): whiteouts applied,
 // the metadata of every entry kept, and the content of only the files the
 // checks read (everything under /captf/module, the *.json files under
 // /captf/providers) written to a staging directory. Layers are untrusted:

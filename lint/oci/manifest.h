@@ -11,7 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
-// OCI image and Docker v2 manifest documents (spec §4.8): indexes and
+// OCI image and Docker v2 manifest documents (docs/lint.md#image-mode): indexes and
 // manifest lists, image manifests, image configs, descriptors, platforms.
 // Every document comes from a registry or a layout directory the user names,
 // so parsing never asserts: malformed input is an InvalidArgument naming

@@ -5,7 +5,7 @@
 
 #include "absl/status/statusor.h"
 
-// Image references (spec §4.8): a registry reference parsed the way
+// Image references (docs/lint.md#image-mode): a registry reference parsed the way
 // go-containerregistry's name.ParseReference does, or `oci:<dir>[:<ref>]`
 // for a local OCI image layout.
 namespace captf::lint::oci {

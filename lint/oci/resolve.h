@@ -8,7 +8,7 @@
 #include "lint/oci/manifest.h"
 #include "lint/oci/source.h"
 
-// Choosing the image(s) to check from what a reference names (spec §4.8
+// Choosing the image(s) to check from what a reference names (docs/lint.md#image-mode
 // "Platform selection").
 namespace captf::lint::oci {
 

@@ -5,7 +5,7 @@
 #include "absl/status/statusor.h"
 #include "lint/finding.h"
 
-// Rendering a report (spec §4.4). The bytes are normative: CI systems compare
+// Rendering a report (docs/lint.md#output-formats). The bytes are normative: CI systems compare
 // them, so every format here is tested against exact golden text.
 namespace captf::lint {
 

@@ -22,10 +22,12 @@
 //   missing required field or an unknown enum value. It does not check the
 //   ranges and patterns of the schema: the API server enforces those.
 // schemaFor: the structural OpenAPI v3 schema of the struct.
+// NOLINTBEGIN(bugprone-macro-parentheses): T is a type; (T) would not compile.
 #define CAPTF_API_DECLARE_CODEC(T)                                                                 \
   void encodeJson(const T& v, nlohmann::json& out);                                                \
   absl::Status decodeJson(const nlohmann::json& in, T& v, const ::captf::api::FieldPath& path);    \
   ::captf::api::Schema schemaFor(const T*)
+// NOLINTEND(bugprone-macro-parentheses)
 
 namespace captf::api {
 

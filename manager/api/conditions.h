@@ -1,6 +1,6 @@
 #pragma once
 
-// Condition types and reasons (spec/captf-core.md §5.1). Polarity: Deleting,
+// Condition types and reasons (docs/reference/conditions.md). Polarity: Deleting,
 // DriftDetected and DeletionBlocked are negative (True is the problem).
 
 #include <string_view>

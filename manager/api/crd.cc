@@ -51,7 +51,7 @@ PrinterColumn imageColumn(std::string path) {
 }
 
 // Cluster API looks a provider CRD up by these labels: the newest contract
-// first, the highest listed API version of it (test-rig.md §7.3).
+// first, the highest listed API version of it (docs/decisions/rig-design.md).
 const std::vector<std::pair<std::string, std::string>>& commonLabels() {
   static const std::vector<std::pair<std::string, std::string>> kLabels = {
       {std::string(kLabelProvider), std::string(kProviderName)},

@@ -1,6 +1,6 @@
 #pragma once
 
-// Group, version and the well-known keys of spec/captf-core.md §6. Every
+// Group, version and the well-known keys of docs/behaviour/keys.md. Every
 // other folder takes these names from here.
 
 #include <string_view>
@@ -20,7 +20,7 @@ inline constexpr std::string_view kKindTerraformMachinePoolTemplate =
     "TerraformMachinePoolTemplate";
 inline constexpr std::string_view kKindTerraformClusterIdentity = "TerraformClusterIdentity";
 
-// §6.1 user-facing keys.
+// docs/behaviour/keys.md#user-facing-keys user-facing keys.
 inline constexpr std::string_view kAnnotationApproveDestructivePlan =
     "captf.io/approve-destructive-plan";
 inline constexpr std::string_view kAnnotationApprovePlan = "captf.io/approve-plan";
@@ -28,7 +28,7 @@ inline constexpr std::string_view kAnnotationRestoreState = "captf.io/restore-st
 inline constexpr std::string_view kLabelVariables = "captf.io/variables";
 inline constexpr std::string_view kLabelRunner = "captf.io/runner";
 
-// §6.2 internal keys.
+// docs/behaviour/keys.md#internal-keys internal keys.
 inline constexpr std::string_view kLabelManaged = "captf.io/managed";
 inline constexpr std::string_view kLabelOwnerKind =
     "captf.infrastructure.cluster.x-k8s.io/owner-kind";
@@ -77,7 +77,7 @@ inline constexpr std::string_view kAnnotationImageDigest = "captf.io/image-diges
 inline constexpr std::string_view kAnnotationGitCommit = "captf.io/git-commit";
 inline constexpr std::string_view kAnnotationIdentity = "captf.io/identity";
 
-// §6.3 finalizers.
+// docs/behaviour/keys.md#finalizers finalizers.
 inline constexpr std::string_view kFinalizerTerraformCluster =
     "terraformcluster.infrastructure.cluster.x-k8s.io";
 inline constexpr std::string_view kFinalizerTerraformMachine =
@@ -85,7 +85,7 @@ inline constexpr std::string_view kFinalizerTerraformMachine =
 inline constexpr std::string_view kFinalizerTerraformMachinePool =
     "terraformmachinepool.infrastructure.cluster.x-k8s.io";
 
-// §6.4 Cluster API and clusterctl keys.
+// docs/behaviour/keys.md#cluster-api-and-clusterctl-keys Cluster API and clusterctl keys.
 inline constexpr std::string_view kClusterApiGroup = "cluster.x-k8s.io";
 inline constexpr std::string_view kLabelClusterName = "cluster.x-k8s.io/cluster-name";
 inline constexpr std::string_view kAnnotationRemediateMachine =
@@ -109,10 +109,10 @@ inline constexpr std::string_view kLabelWatchFilter = "cluster.x-k8s.io/watch-fi
 inline constexpr std::string_view kLabelInterruptible = "cluster.x-k8s.io/interruptible";
 inline constexpr std::string_view kAnnotationPaused = "cluster.x-k8s.io/paused";
 // Set by Cluster API's topology controller on objects of a server-side
-// apply dry-run (test-rig.md §7.4).
+// apply dry-run (docs/decisions/rig-design.md).
 inline constexpr std::string_view kAnnotationTopologyDryRun = "topology.cluster.x-k8s.io/dry-run";
 
-// CRD labels (§1.3 and test-rig.md §7.3).
+// CRD labels (docs/behaviour/components.md and docs/decisions/rig-design.md).
 inline constexpr std::string_view kLabelProvider = "cluster.x-k8s.io/provider";
 inline constexpr std::string_view kProviderName = "infrastructure-terraform";
 

@@ -1,6 +1,6 @@
 #pragma once
 
-// The three template kinds (spec/captf-core.md §2.8): spec.template.spec is
+// The three template kinds (docs/reference/api.md#terraformclustertemplate): spec.template.spec is
 // immutable once created; spec.template.metadata is mutable.
 
 #include <map>
@@ -63,7 +63,7 @@ struct TerraformMachineTemplateStatus {
   std::vector<Condition> conditions;
   std::optional<NodeInfo> node_info;
   std::optional<CapacitySource> capacity_source;
-  // corev1.ResourceList (docs/decisions/api-spec-conflicts.md, §28 item 4).
+  // corev1.ResourceList (docs/decisions/api-spec-conflicts.md, item 4).
   std::map<std::string, Quantity> capacity;
 
   friend bool operator==(const TerraformMachineTemplateStatus&,

@@ -24,7 +24,7 @@ struct TerraformClusterDefaults {
 
 struct TerraformClusterSpec : WorkspaceSpec {
   std::optional<ApiEndpoint> control_plane_endpoint;
-  // Required (docs/decisions/api-spec-conflicts.md, §28 item 5).
+  // Required (docs/decisions/api-spec-conflicts.md, docs/decisions/api-spec-conflicts.md item 5).
   IdentityReference identity_ref;
   std::optional<DriftPolicy> drift;
   std::optional<ApplyPolicy> apply_policy;

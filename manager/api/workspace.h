@@ -2,7 +2,7 @@
 
 // Enumerations, shared structures and the workspace spec/status embedded in
 // TerraformCluster, TerraformMachine and TerraformMachinePool
-// (spec/captf-core.md §2.2-2.4).
+// (docs/reference/api.md).
 
 #include <cstdint>
 #include <optional>
@@ -18,7 +18,7 @@
 
 namespace captf::api {
 
-// ---- enumerations (§2.2) ----------------------------------------------------
+// ---- enumerations (docs/reference/api.md) ----------------------------------------------------
 
 enum class Operation { kApply, kDestroy, kDrift, kRefresh, kRestore, kPlan };
 template <> struct EnumNames<Operation> {
@@ -98,7 +98,7 @@ template <> struct EnumNames<PullPolicy> {
   }};
 };
 
-// ---- shared structures (§2.3) ----------------------------------------------
+// ---- shared structures (docs/reference/api.md) ----------------------------------------------
 
 // spec.source.git.ref: exactly one of branch, tag or commit.
 struct GitReference {
@@ -317,7 +317,7 @@ struct MachinePoolInstance {
   friend bool operator==(const MachinePoolInstance&, const MachinePoolInstance&) = default;
 };
 
-// ---- workspace (§2.4) -------------------------------------------------------
+// ---- workspace (docs/reference/api.md) -------------------------------------------------------
 
 // The spec fields every workload kind shares. identityRef is declared per
 // kind: TerraformCluster requires it, machines and pools may inherit it.

@@ -1,7 +1,7 @@
 #pragma once
 
-// Identity resolution and the credential mirror (spec/captf-core.md §19.1,
-// §19.2) for one workload object, each reconcile after the preamble:
+// Identity resolution and the credential mirror (docs/behaviour/identities.md#resolution,
+// docs/behaviour/identities.md) for one workload object, each reconcile after the preamble:
 // IdentityAllowed, then CredentialsMirrored. The source Secret and the
 // namespace are read straight from the API server (never cached); the
 // mirror lives in the main cache (captf.io/managed=true).
@@ -113,7 +113,7 @@ public:
   // object's namespace, adding the object as a non-blocking owner.
   IdentityResult resolve(const nlohmann::json& object, const std::string& identity);
 
-  // Final cleanup (§11.12): removes `object` from its namespace's mirror
+  // Final cleanup (docs/behaviour/lifecycle.md): removes `object` from its namespace's mirror
   // owners; deletes the mirror when no owner is left (event MirrorRemoved).
   // Both write the one mirror every object of the namespace shares: an
   // owner reference is added or dropped by a strategic merge patch (merged

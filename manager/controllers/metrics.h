@@ -1,6 +1,6 @@
 #pragma once
 
-// The captf_* metrics of spec §8 (docs/reference/metrics.md), registered
+// The captf_* metrics of docs/reference/metrics.md (docs/reference/metrics.md), registered
 // once in the manager's registry. Names, types and labels are normative; HELP
 // texts carry the component-base stability prefix "[ALPHA] ". Failure
 // counters count transitions (the caller decides when), gauges per object are

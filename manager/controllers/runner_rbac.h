@@ -1,6 +1,6 @@
 #pragma once
 
-// Runner RBAC per tenant namespace (spec/captf-core.md §20.2): the default
+// Runner RBAC per tenant namespace (docs/behaviour/security.md#runner-clusterrole): the default
 // ServiceAccount captf-runner and the managed RoleBinding captf-runner to
 // ClusterRole captf-runner, whose subjects are the union of the
 // ServiceAccounts the namespace's Terraform* objects run as. Feeds
@@ -28,7 +28,7 @@ inline constexpr char kRunnerName[] = "captf-runner";
 inline constexpr char kRunnerAccountsIndex[] = "captf.io/runner-accounts";
 absl::Status addRunnerAccountsIndex(kube::Cache& cache);
 
-// The effective ServiceAccounts of every Terraform* object in `ns` (§20.2;
+// The effective ServiceAccounts of every Terraform* object in `ns` (docs/behaviour/security.md;
 // TerraformClusters and, through their clusters' defaults, machines and
 // pools; a machine or pool whose cluster cannot be resolved keeps every
 // cluster default). Contains captf-runner when any default is in use.

@@ -29,7 +29,7 @@ namespace {
 
 using kube::str;
 
-// The second cache of §10 "Caches": ConfigMaps and Secrets labeled
+// The second cache of docs/reference/flags.md "Caches": ConfigMaps and Secrets labeled
 // captf.io/variables=true, data stripped, watched only to wake the objects
 // whose spec.variablesFrom names them (the reconciler reads their content
 // from the API server).

@@ -1,7 +1,7 @@
 #pragma once
 
 // Wires the reconcilers into a kube::Manager: cache scoping and the second
-// cache of labeled variablesFrom sources (§10 "Caches"), controllers with
+// cache of labeled variablesFrom sources (docs/reference/flags.md "Caches"), controllers with
 // their watches and concurrency, the captf_* metrics.
 
 #include <memory>

@@ -1,6 +1,6 @@
 #pragma once
 
-// The orphan sweep (spec/captf-core.md §20.3): at start and every
+// The orphan sweep (docs/behaviour/security.md#orphan-sweep): at start and every
 // --sync-period while leading, in every namespace (limited by --namespace)
 // that holds no TerraformCluster, TerraformMachine or TerraformMachinePool —
 // checked through an uncached reader, ignoring --watch-filter — delete the

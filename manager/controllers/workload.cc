@@ -340,7 +340,7 @@ absl::StatusOr<lifecycle::LeaseVerdict> takeLease(kube::Client& api, kube::Reade
     }
     return verdict;
   }
-  // §20.1 grants leases update, not patch: a compare-and-swap update.
+  // docs/behaviour/security.md grants leases update, not patch: a compare-and-swap update.
   json updated = *existing;
   updated["metadata"]["labels"] = manifest["metadata"].value("labels", json::object());
   const json annotations = manifest["metadata"].value("annotations", json::object());

@@ -1,6 +1,6 @@
 #pragma once
 
-// The I/O pieces of the shared reconcile pass (spec/captf-core.md §11) that
+// The I/O pieces of the shared reconcile pass (docs/behaviour/lifecycle.md) that
 // TerraformCluster, TerraformMachine and TerraformMachinePool reuse:
 // finalizer and annotation writes, the one status patch, the object's run
 // Jobs and their pods, run Leases and the cluster operation gate. The
@@ -21,7 +21,7 @@
 
 namespace captf::controllers {
 
-// ---- the pass's own object (§11.1) -----------------------------------------
+// ---- the pass's own object (docs/behaviour/lifecycle.md) ----------------------------------------
 
 // Every write a pass makes to its own object goes through its ObjectPatcher:
 // finalizers, annotations, spec write-backs, and the one status patch at the
@@ -103,7 +103,7 @@ bool jobDeadlineExceeded(const nlohmann::json& job);
 std::optional<kube::WallTime> containerStartTime(const nlohmann::json& pod,
                                                  std::string_view container);
 
-// ---- Leases (§11.9) ----------------------------------------------------------
+// ---- Leases (docs/behaviour/lifecycle.md) -------------------------------------------------------
 
 // Reads the Lease `name` in `ns` and judges it with lifecycle::evaluateLease
 // for `job` (the holder Job read by name from `jobs`), writing nothing.

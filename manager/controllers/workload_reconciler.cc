@@ -332,7 +332,7 @@ absl::Status WorkloadReconciler::reconcileCredentials(WorkloadPass& pass) {
   return absl::OkStatus();
 }
 
-// 6. Bookkeeping of finished Jobs (§11.5) and history pruning.
+// 6. Bookkeeping of finished Jobs (docs/behaviour/lifecycle.md#bookkeeping) and history pruning.
 absl::Status WorkloadReconciler::reconcileJobs(WorkloadPass& pass) {
   auto jobs = listRunJobs(deps_.cached, pass.id.ns, kind(), lifecycle::labelSafeName(pass.id.name));
   if (!jobs.ok()) {
@@ -712,7 +712,7 @@ absl::Status WorkloadReconciler::recordRun(WorkloadPass& pass, const RunJob& run
   return absl::OkStatus();
 }
 
-// §14.5: owner references on every chunk, the inputs hash on the base.
+// docs/behaviour/state.md#adoption: owner references on every chunk, the inputs hash on the base.
 absl::Status WorkloadReconciler::adopt(WorkloadPass& pass, const std::string& inputs_hash,
                                        const std::string& job) {
   if (inputs_hash.empty()) {
@@ -824,7 +824,7 @@ absl::Status WorkloadReconciler::reconcileState(WorkloadPass& pass) {
   pass.verdict = workspace::classifyState(pass.state, kind_->role(),
                                           latched ? workspace::Provisioned::kYes
                                                   : workspace::Provisioned::kNo);
-  // Lock check (§14.4).
+  // Lock check (docs/behaviour/state.md#locks).
   auto lease = deps_.api.get(kinds::kLease, {pass.id.ns, lifecycle::lockLeaseName(pass.id)});
   if (!lease.ok() && !kube::isNotFound(lease.status())) {
     return lease.status();
@@ -873,7 +873,7 @@ absl::Status WorkloadReconciler::reconcileState(WorkloadPass& pass) {
   return absl::OkStatus();
 }
 
-// Backups of new serials (§14.6).
+// Backups of new serials (docs/behaviour/state.md#backups).
 absl::Status WorkloadReconciler::reconcileBackups(WorkloadPass& pass) {
   auto secrets = listSecrets(deps_.cached, pass.id.ns, workspace::backupSelector(pass.suffix));
   if (!secrets.ok()) {
@@ -1001,14 +1001,14 @@ void WorkloadReconciler::resolveSource(WorkloadPass& pass) {
   fetch.path = git->path;
   fetch.secret = git->secret_ref ? git->secret_ref->name : "";
   pass.git_spec = fetch;
-  const auto identityAt = [&](const std::string& commit) {
+  const auto identity_at = [&](const std::string& commit) {
     return contract::gitSourceIdentity(*url, git->path, commit, git->runtime_image);
   };
   // The commit an immutable kind's first apply ran, while the source is the
   // one that apply had.
   std::optional<std::string> pinned;
   if (kind_->immutableInputs() && pass.durable && pass.durable->annotations.git_commit &&
-      pass.durable->annotations.image == identityAt(*pass.durable->annotations.git_commit)) {
+      pass.durable->annotations.image == identity_at(*pass.durable->annotations.git_commit)) {
     pinned = pass.durable->annotations.git_commit;
   }
   if (pass.deleting || deps_.refs == nullptr) {
@@ -1017,7 +1017,7 @@ void WorkloadReconciler::resolveSource(WorkloadPass& pass) {
     }
     if (pinned || ref.kind == contract::GitRefKind::kCommit) {
       fetch.commit = pinned ? *pinned : ref.name;
-      pass.source_identity = identityAt(fetch.commit);
+      pass.source_identity = identity_at(fetch.commit);
       pass.git = fetch;
     }
     return;
@@ -1049,7 +1049,7 @@ void WorkloadReconciler::resolveSource(WorkloadPass& pass) {
   if (pinned) {
     // Provisioned from a commit it keeps: the watcher only informs.
     fetch.commit = *pinned;
-    pass.source_identity = identityAt(fetch.commit);
+    pass.source_identity = identity_at(fetch.commit);
     pass.git = fetch;
     return;
   }
@@ -1069,7 +1069,7 @@ void WorkloadReconciler::resolveSource(WorkloadPass& pass) {
     return;
   }
   fetch.commit = resolved->commit;
-  pass.source_identity = identityAt(fetch.commit);
+  pass.source_identity = identity_at(fetch.commit);
   pass.git = fetch;
 }
 
@@ -1247,7 +1247,7 @@ absl::Status WorkloadReconciler::reconcileDelete(WorkloadPass& pass) {
   return decideAndRun(pass);
 }
 
-// 10. Decide (§11.6) and start the Job, or wait.
+// 10. Decide (docs/behaviour/lifecycle.md#choosing-the-next-operation) and start the Job, or wait.
 absl::Status WorkloadReconciler::decideAndRun(WorkloadPass& pass) {
   std::optional<api::PlanPreview> no_plan;
   std::optional<api::PlanPreview>& status_plan =
@@ -1336,7 +1336,7 @@ absl::Status WorkloadReconciler::decideAndRun(WorkloadPass& pass) {
     }
     break;
   case lifecycle::Hold::kPlanChanged:
-    // §17.2 step 5: the new plan of an approved apply keeps PlanChanged.
+    // docs/behaviour/approval.md step 5: the new plan of an approved apply keeps PlanChanged.
     if (status_plan) {
       pass.set(cond::kApplyJobSucceeded, ConditionStatus::kUnknown, cond::kReasonPlanChanged,
                lifecycle::planChangedMessage(kind_->resource(), pass.id, status_plan->plan_hash));
@@ -1362,7 +1362,7 @@ absl::Status WorkloadReconciler::decideAndRun(WorkloadPass& pass) {
     pass.set(cond::kDriftJobSucceeded, ConditionStatus::kUnknown, cond::kReasonDriftNotChecked, "");
   }
   if (d.action != lifecycle::Action::kRunJob || !d.operation) {
-    // Not needed any more: clear the block-move annotation (§11.10).
+    // Not needed any more: clear the block-move annotation (docs/behaviour/lifecycle.md).
     if (kube::meta::annotations(pass.object).contains(str(api::kAnnotationBlockMove))) {
       return pass.patcher.setAnnotation(api::kAnnotationBlockMove, std::nullopt);
     }
@@ -1375,7 +1375,7 @@ absl::Status WorkloadReconciler::runJob(WorkloadPass& pass) {
   const lifecycle::Decision& d = pass.decision;
   const api::Operation op = *d.operation;
   const std::string op_name = str(api::enumName(op));
-  // Credentials must be in place for any Job (§19.1 item 7).
+  // Credentials must be in place for any Job (docs/behaviour/identities.md#resolution item 7).
   if (!pass.identity.allowed.isTrue() || !pass.identity.mirrored.isTrue() || !pass.rbac.isTrue()) {
     if (!pass.identity.allowed.isTrue() &&
         (op == api::Operation::kApply || op == api::Operation::kDestroy)) {
@@ -1388,7 +1388,7 @@ absl::Status WorkloadReconciler::runJob(WorkloadPass& pass) {
   if (pass.inputs_blocked && op != api::Operation::kDestroy) {
     return absl::OkStatus();
   }
-  // Which root the Job renders (§12.7 table).
+  // Which root the Job renders (docs/behaviour/inputs.md#durable-and-per-run-inputs-secrets table).
   const contract::RenderedRoot* root = nullptr;
   const bool immutable = kind_->immutableInputs();
   if (op == api::Operation::kDestroy) {
@@ -1444,7 +1444,7 @@ absl::Status WorkloadReconciler::runJob(WorkloadPass& pass) {
     return absl::OkStatus();
   }
 
-  // Leases (§11.9).
+  // Leases (docs/behaviour/lifecycle.md#run-leases-and-the-cluster-operation-gate).
   lifecycle::LeaseRequest lease;
   lease.kind = lifecycle::LeaseKind::kRun;
   lease.object = pass.id;
@@ -1514,7 +1514,7 @@ absl::Status WorkloadReconciler::runJob(WorkloadPass& pass) {
     }
   }
 
-  // §11.10: block-move, written directly before the Job exists.
+  // docs/behaviour/lifecycle.md: block-move, written directly before the Job exists.
   if (lifecycle::blockMoveAction(
           kube::meta::annotations(pass.object).contains(str(api::kAnnotationBlockMove)), false,
           true) == lifecycle::BlockMoveAction::kSet) {
@@ -1524,7 +1524,7 @@ absl::Status WorkloadReconciler::runJob(WorkloadPass& pass) {
     }
   }
 
-  // §12.7: the durable inputs are written when an apply Job starts.
+  // docs/behaviour/inputs.md: the durable inputs are written when an apply Job starts.
   std::optional<std::string> pinned;
   if (pass.durable && pass.durable->annotations.image == pass.spec->source.image) {
     pinned = pass.durable->annotations.image_digest;
@@ -1691,7 +1691,7 @@ absl::Status WorkloadReconciler::runJob(WorkloadPass& pass) {
   return absl::OkStatus();
 }
 
-// §11.12 final cleanup, then the finalizer goes.
+// docs/behaviour/lifecycle.md#deletion final cleanup, then the finalizer goes.
 absl::Status WorkloadReconciler::cleanup(WorkloadPass& pass) {
   const auto plan = workspace::stateCleanup(pass.ref, pass.state.secret_names);
   for (const std::string& name : plan.secrets) {
@@ -1745,7 +1745,7 @@ absl::Status WorkloadReconciler::cleanup(WorkloadPass& pass) {
   return absl::OkStatus();
 }
 
-// Ready (§5.2), observedGeneration and the per-object gauges.
+// Ready (docs/behaviour/lifecycle.md), observedGeneration and the per-object gauges.
 void WorkloadReconciler::summarize(WorkloadPass& pass) {
   const bool provisioned = pass.latched();
   kind_->summarize(pass);

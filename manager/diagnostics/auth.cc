@@ -7,7 +7,6 @@
 
 #include "absl/status/status.h"
 #include "contract/digest.h"
-#include "webhooks/admission.h"
 
 namespace captf::diagnostics {
 namespace {
@@ -66,8 +65,7 @@ absl::StatusOr<Authentication> parseTokenReviewResponse(const nlohmann::json& do
     out.error = it->get<std::string>();
   }
   if (const auto it = status->find("user"); it != status->end()) {
-    if (absl::Status s = webhooks::parseUserInfo(*it, "TokenReview status.user", out.user);
-        !s.ok()) {
+    if (absl::Status s = kube::parseUserInfo(*it, "TokenReview status.user", out.user); !s.ok()) {
       return s;
     }
   }
@@ -110,7 +108,7 @@ std::string_view bearerToken(std::string_view authorization) {
   return token;
 }
 
-DelegatingAuth::DelegatingAuth(TokenReviewer& tokens, webhooks::AccessReviewer& access,
+DelegatingAuth::DelegatingAuth(TokenReviewer& tokens, kube::AccessReviewer& access,
                                kube::Clock& clock, AuthCacheOptions options)
     : tokens_(tokens), access_(access), clock_(clock), options_(options) {}
 
@@ -138,7 +136,7 @@ absl::StatusOr<Authentication> DelegatingAuth::authenticate(std::string_view tok
   return answer;
 }
 
-absl::StatusOr<webhooks::AccessDecision> DelegatingAuth::authorize(const nlohmann::json& review) {
+absl::StatusOr<kube::AccessDecision> DelegatingAuth::authorize(const nlohmann::json& review) {
   const std::string key = review.dump();
   {
     std::lock_guard lock(mu_);
@@ -147,7 +145,7 @@ absl::StatusOr<webhooks::AccessDecision> DelegatingAuth::authorize(const nlohman
       return it->second.value;
     }
   }
-  absl::StatusOr<webhooks::AccessDecision> answer = access_.review(review);
+  absl::StatusOr<kube::AccessDecision> answer = access_.review(review);
   if (!answer.ok()) {
     return answer.status();
   }
@@ -174,8 +172,8 @@ AuthResult DelegatingAuth::check(std::string_view authorization, std::string_vie
     return {Verdict::kUnauthenticated, "",
             authn->error.empty() ? "the token was not authenticated" : authn->error};
   }
-  const nlohmann::json review = webhooks::nonResourceAccessReview(authn->user, path, verb);
-  absl::StatusOr<webhooks::AccessDecision> authz = authorize(review);
+  const nlohmann::json review = kube::nonResourceAccessReview(authn->user, path, verb);
+  absl::StatusOr<kube::AccessDecision> authz = authorize(review);
   if (!authz.ok()) {
     return {
         Verdict::kError, authn->user.username,

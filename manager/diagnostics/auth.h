@@ -19,16 +19,16 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/status/statusor.h"
+#include "manager/kube/authorization.h"
 #include "manager/kube/clock.h"
 #include "manager/kube/rest_client.h"
-#include "webhooks/access_review.h"
 
 namespace captf::diagnostics {
 
 // The status of a TokenReview.
 struct Authentication {
   bool authenticated = false;
-  webhooks::UserInfo user;
+  kube::UserInfo user;
   std::string error; // status.error: why the token was refused
 };
 
@@ -95,7 +95,7 @@ struct AuthResult {
 // must outlive this object.
 class DelegatingAuth {
 public:
-  DelegatingAuth(TokenReviewer& tokens, webhooks::AccessReviewer& access, kube::Clock& clock,
+  DelegatingAuth(TokenReviewer& tokens, kube::AccessReviewer& access, kube::Clock& clock,
                  AuthCacheOptions options = {});
 
   AuthResult check(std::string_view authorization, std::string_view path, std::string_view verb);
@@ -106,15 +106,15 @@ private:
     kube::SteadyTime expires;
   };
   struct CachedDecision {
-    webhooks::AccessDecision value;
+    kube::AccessDecision value;
     kube::SteadyTime expires;
   };
 
   absl::StatusOr<Authentication> authenticate(std::string_view token);
-  absl::StatusOr<webhooks::AccessDecision> authorize(const nlohmann::json& review);
+  absl::StatusOr<kube::AccessDecision> authorize(const nlohmann::json& review);
 
   TokenReviewer& tokens_;
-  webhooks::AccessReviewer& access_;
+  kube::AccessReviewer& access_;
   kube::Clock& clock_;
   const AuthCacheOptions options_;
   std::mutex mu_;

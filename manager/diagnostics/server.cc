@@ -15,7 +15,7 @@ namespace {
 constexpr char kMetricsContentType[] = "text/plain; version=0.0.4; charset=utf-8";
 constexpr char kTextContentType[] = "text/plain; charset=utf-8";
 
-webhooks::HttpReply text(int status, std::string body) {
+kube::HttpReply text(int status, std::string body) {
   return {status, kTextContentType, std::move(body) + "\n"};
 }
 
@@ -39,12 +39,12 @@ std::string_view trim(std::string_view s) {
 
 } // namespace
 
-webhooks::ServerOptions serverOptions() {
-  webhooks::ServerOptions options;
+kube::ServerOptions serverOptions() {
+  kube::ServerOptions options;
   options.name = "diagnostics";
   options.port = 8443;
   options.cert_dir = kMetricsCertDir;
-  options.missing_certificate = webhooks::MissingCertificate::kSelfSigned;
+  options.missing_certificate = kube::MissingCertificate::kSelfSigned;
   options.max_body_bytes = 64U * 1024U;
   // Two API calls on a cold cache (each bounded by the client's timeout)
   // and a registry render.
@@ -60,7 +60,7 @@ spdlog::level::level_enum levelForVerbosity(int verbosity) {
                           : spdlog::level::info;
 }
 
-absl::Status parseAddress(std::string_view address, webhooks::ServerOptions& options) {
+absl::Status parseAddress(std::string_view address, kube::ServerOptions& options) {
   const std::size_t colon = address.rfind(':');
   if (colon == std::string_view::npos) {
     return absl::InvalidArgumentError(
@@ -87,7 +87,7 @@ DiagnosticsHandler::DiagnosticsHandler(const kube::MetricsRegistry& metrics, Del
                                        std::shared_ptr<spdlog::logger> logger)
     : metrics_(metrics), auth_(auth), logger_(std::move(logger)) {}
 
-webhooks::HttpReply DiagnosticsHandler::serve(const webhooks::HttpRequest& request) const {
+kube::HttpReply DiagnosticsHandler::serve(const kube::IncomingRequest& request) const {
   const std::string_view path = request.target.substr(0, request.target.find('?'));
   // Kubernetes names a non-resource verb by the lowercased method.
   const std::string verb = lower(request.method);
@@ -118,8 +118,8 @@ webhooks::HttpReply DiagnosticsHandler::serve(const webhooks::HttpRequest& reque
   return route(request.method, path, request.body);
 }
 
-webhooks::HttpReply DiagnosticsHandler::route(std::string_view method, std::string_view path,
-                                              std::string_view body) const {
+kube::HttpReply DiagnosticsHandler::route(std::string_view method, std::string_view path,
+                                          std::string_view body) const {
   if (path == "/metrics") {
     if (method != "GET") {
       return text(405, "Method Not Allowed: GET /metrics");
@@ -147,7 +147,7 @@ webhooks::HttpReply DiagnosticsHandler::route(std::string_view method, std::stri
   return text(404, fmt::format("Not Found: {}", path));
 }
 
-SecureDiagnosticsServer::SecureDiagnosticsServer(webhooks::ServerOptions options,
+SecureDiagnosticsServer::SecureDiagnosticsServer(kube::ServerOptions options,
                                                  const kube::MetricsRegistry& metrics,
                                                  kube::RestClient& rest, kube::Clock& clock,
                                                  std::shared_ptr<spdlog::logger> logger,
@@ -156,7 +156,7 @@ SecureDiagnosticsServer::SecureDiagnosticsServer(webhooks::ServerOptions options
       handler_(metrics, auth_, logger),
       server_(
           std::move(options),
-          [this](const webhooks::HttpRequest& request) { return handler_.serve(request); },
+          [this](const kube::IncomingRequest& request) { return handler_.serve(request); },
           logger) {}
 
 } // namespace captf::diagnostics

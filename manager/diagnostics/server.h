@@ -1,8 +1,8 @@
 #pragma once
 
 // The manager's secure diagnostics endpoint (spec/captf-core.md §8, §10):
-// HTTPS on --diagnostics-address through the webhooks' HttpsServer (same
-// TLS settings, reload, keep-alive, limits and deadlines), every request
+// HTTPS on --diagnostics-address through kube::HttpsServer, as the webhooks
+// (same TLS settings, reload, keep-alive, limits and deadlines), every request
 // authenticated and authorized by DelegatingAuth, then routed:
 //
 //   GET /metrics          the manager's registry (Prometheus text)
@@ -20,9 +20,9 @@
 #include <spdlog/logger.h>
 
 #include "manager/diagnostics/auth.h"
+#include "manager/kube/authorization.h"
+#include "manager/kube/https_server.h"
 #include "manager/kube/metrics.h"
-#include "webhooks/kube_lookups.h"
-#include "webhooks/server.h"
 
 namespace captf::diagnostics {
 
@@ -33,7 +33,7 @@ inline constexpr char kMetricsCertDir[] = "/tmp/k8s-metrics-server/serving-certs
 // The HTTPS server options of the endpoint: name "diagnostics", port 8443 on
 // every interface, kMetricsCertDir with the self-signed fallback, small
 // bodies. Callers set address, port and tls from the flags.
-[[nodiscard]] webhooks::ServerOptions serverOptions();
+[[nodiscard]] kube::ServerOptions serverOptions();
 
 // klog verbosity to spdlog level, as -v and PUT /debug/flags/v map it:
 // 0-2 info, 3-4 debug, 5 and more trace.
@@ -41,7 +41,7 @@ inline constexpr char kMetricsCertDir[] = "/tmp/k8s-metrics-server/serving-certs
 
 // Splits --diagnostics-address ("host:port", ":port", "[v6]:port") into the
 // server's address ("0.0.0.0" for an empty host) and port.
-[[nodiscard]] absl::Status parseAddress(std::string_view address, webhooks::ServerOptions& options);
+[[nodiscard]] absl::Status parseAddress(std::string_view address, kube::ServerOptions& options);
 
 // Authorization then routing of one request. Thread-safe. `metrics`,
 // `auth` and `logger` must outlive it; PUT /debug/flags/v changes `logger`'s
@@ -51,11 +51,11 @@ public:
   DiagnosticsHandler(const kube::MetricsRegistry& metrics, DelegatingAuth& auth,
                      std::shared_ptr<spdlog::logger> logger);
 
-  [[nodiscard]] webhooks::HttpReply serve(const webhooks::HttpRequest& request) const;
+  [[nodiscard]] kube::HttpReply serve(const kube::IncomingRequest& request) const;
 
 private:
-  [[nodiscard]] webhooks::HttpReply route(std::string_view method, std::string_view path,
-                                          std::string_view body) const;
+  [[nodiscard]] kube::HttpReply route(std::string_view method, std::string_view path,
+                                      std::string_view body) const;
 
   const kube::MetricsRegistry& metrics_;
   DelegatingAuth& auth_;
@@ -66,7 +66,7 @@ private:
 // KubeAccessReviewer on the manager's REST client, served by HttpsServer.
 class SecureDiagnosticsServer {
 public:
-  SecureDiagnosticsServer(webhooks::ServerOptions options, const kube::MetricsRegistry& metrics,
+  SecureDiagnosticsServer(kube::ServerOptions options, const kube::MetricsRegistry& metrics,
                           kube::RestClient& rest, kube::Clock& clock,
                           std::shared_ptr<spdlog::logger> logger, AuthCacheOptions cache = {});
 
@@ -78,10 +78,10 @@ public:
 
 private:
   KubeTokenReviewer tokens_;
-  webhooks::KubeAccessReviewer access_;
+  kube::KubeAccessReviewer access_;
   DelegatingAuth auth_;
   DiagnosticsHandler handler_;
-  webhooks::HttpsServer server_;
+  kube::HttpsServer server_;
 };
 
 } // namespace captf::diagnostics

@@ -15,7 +15,7 @@
 #include <CLI/CLI.hpp>
 
 #include "manager/controllers/options.h"
-#include "webhooks/server.h"
+#include "manager/kube/https_server.h"
 
 namespace captf::flags {
 
@@ -43,7 +43,7 @@ struct ManagerFlags {
   std::string leader_elect_renew_deadline = "10s";
   std::string leader_elect_retry_period = "2s";
   std::string graceful_shutdown_timeout = "5s";
-  webhooks::ServerOptions webhook;
+  kube::ServerOptions webhook;
   int webhook_port = 9443;
   std::string diagnostics_address = ":8443";
   bool insecure_diagnostics = false;

@@ -234,7 +234,7 @@ absl::StatusOr<std::string> readFile(const std::string& path) {
 
 EnvLookup processEnv() {
   return [](const std::string& name) -> std::optional<std::string> {
-    const char* value = std::getenv(name.c_str()); // NOLINT(concurrency-mt-unsafe)
+    const char* value = std::getenv(name.c_str());
     if (value == nullptr) {
       return std::nullopt;
     }

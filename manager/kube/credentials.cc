@@ -2,13 +2,13 @@
 
 #include <array>
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <vector>
 
 #include <fcntl.h>
 #include <nlohmann/json.hpp>
 #include <poll.h>
-#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,7 +19,8 @@
 #include "contract/status_macros.h"
 #include "manager/kube/object.h"
 
-extern char** environ; // NOLINT(readability-identifier-naming): POSIX
+// NOLINTNEXTLINE(cppcoreguidelines-avoid-non-const-global-variables): POSIX declares it
+extern char** environ;
 
 namespace captf::kube {
 namespace {
@@ -84,12 +85,12 @@ absl::StatusOr<ProcessResult> runProcess(const std::vector<std::string>& argv,
 
   std::vector<char*> c_argv;
   for (const auto& arg : argv) {
-    c_argv.push_back(const_cast<char*>(arg.c_str())); // NOLINT: POSIX API takes char*
+    c_argv.push_back(const_cast<char*>(arg.c_str())); // posix_spawn takes char*
   }
   c_argv.push_back(nullptr);
   std::vector<char*> c_env;
   for (const auto& var : env) {
-    c_env.push_back(const_cast<char*>(var.c_str())); // NOLINT: POSIX API takes char*
+    c_env.push_back(const_cast<char*>(var.c_str())); // posix_spawn takes char*
   }
   c_env.push_back(nullptr);
 

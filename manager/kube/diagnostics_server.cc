@@ -1,11 +1,5 @@
 #include "manager/kube/diagnostics_server.h"
 
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/ip/v6_only.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
-
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -15,92 +9,16 @@
 namespace captf::kube {
 namespace {
 
-namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-using tcp = asio::ip::tcp;
-
+// Probes and scrapes answer at once; a connection idle this long closes.
 constexpr auto kSessionTimeout = std::chrono::seconds(10);
-
-} // namespace
-
-struct DiagnosticsServer::Impl {
-  asio::io_context ioc{1};
-  tcp::acceptor acceptor{ioc};
-  std::jthread thread;
-  int port = 0;
-};
-
-namespace {
-
-class Session : public std::enable_shared_from_this<Session> {
-public:
-  Session(tcp::socket socket, DiagnosticsServer& server)
-      : stream_(std::move(socket)), server_(server) {}
-
-  void start() { read(); }
-
-private:
-  void read() {
-    request_ = {};
-    stream_.expires_after(kSessionTimeout);
-    http::async_read(stream_, buffer_, request_,
-                     [self = shared_from_this()](beast::error_code ec, size_t) {
-                       if (!ec) {
-                         self->respond();
-                       }
-                     });
-  }
-
-  void respond() {
-    std::string target(request_.target().data(), request_.target().size());
-    auto [status, body] = server_.handle(target);
-    auto response = std::make_shared<http::response<http::string_body>>(
-        static_cast<http::status>(status), request_.version());
-    response->set(http::field::content_type, absl::StartsWith(target, "/metrics")
-                                                 ? "text/plain; version=0.0.4; charset=utf-8"
-                                                 : "text/plain; charset=utf-8");
-    response->set(http::field::cache_control, "no-store");
-    response->keep_alive(request_.keep_alive());
-    if (request_.method() != http::verb::head) {
-      response->body() = std::move(body);
-    }
-    response->prepare_payload();
-    http::async_write(stream_, *response,
-                      [self = shared_from_this(), response](beast::error_code ec, size_t) {
-                        if (!ec && response->keep_alive()) {
-                          self->read();
-                        } else {
-                          beast::error_code ignored;
-                          self->stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-                        }
-                      });
-  }
-
-  beast::tcp_stream stream_;
-  beast::flat_buffer buffer_;
-  http::request<http::empty_body> request_;
-  DiagnosticsServer& server_;
-};
-
-void accept(tcp::acceptor& acceptor, DiagnosticsServer& server) {
-  acceptor.async_accept([&acceptor, &server](beast::error_code ec, tcp::socket socket) {
-    if (ec == asio::error::operation_aborted || !acceptor.is_open()) {
-      return;
-    }
-    if (!ec) {
-      std::make_shared<Session>(std::move(socket), server)->start();
-    }
-    accept(acceptor, server);
-  });
-}
+// Probes carry no body.
+constexpr std::size_t kMaxBodyBytes = 64U * 1024U;
 
 } // namespace
 
 DiagnosticsServer::DiagnosticsServer(std::string address, MetricsRegistry* metrics,
                                      std::shared_ptr<spdlog::logger> logger)
-    : impl_(std::make_unique<Impl>()), address_(std::move(address)), metrics_(metrics),
-      logger_(std::move(logger)) {}
+    : address_(std::move(address)), metrics_(metrics), logger_(std::move(logger)) {}
 
 DiagnosticsServer::~DiagnosticsServer() {
   stop();
@@ -123,49 +41,54 @@ absl::Status DiagnosticsServer::start() {
   if (!absl::SimpleAtoi(address.substr(colon + 1), &port) || port < 0 || port > 65535) {
     return absl::InvalidArgumentError(absl::StrCat("invalid port in \"", address_, "\""));
   }
-  beast::error_code ec;
-  auto ip = host.empty() ? asio::ip::address(asio::ip::address_v6::any())
-                         : asio::ip::make_address(host, ec);
-  if (ec) {
-    return absl::InvalidArgumentError(absl::StrCat("invalid host in \"", address_, "\""));
+  ServerOptions options;
+  options.name = metrics_ == nullptr ? "health" : "diagnostics";
+  options.transport = Transport::kPlaintext;
+  options.address = host; // empty: every interface, dual-stack
+  options.port = static_cast<uint16_t>(port);
+  options.max_body_bytes = kMaxBodyBytes;
+  options.request_timeout = kSessionTimeout;
+  options.idle_timeout = kSessionTimeout;
+  // Checks are quick and run on the one I/O thread, as probes expect.
+  options.io_threads = 1;
+  options.handler_threads = 1;
+  options.response_headers = {{"Cache-Control", "no-store"}};
+  server_ = std::make_unique<HttpsServer>(
+      std::move(options), [this](const IncomingRequest& request) { return serve(request); },
+      logger_, [](std::string_view) { return false; });
+  if (absl::Status started = server_->start(); !started.ok()) {
+    server_.reset();
+    if (absl::IsInvalidArgument(started)) {
+      return absl::InvalidArgumentError(absl::StrCat("invalid host in \"", address_, "\""));
+    }
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", address_, ": ", started.message()));
   }
-  tcp::endpoint endpoint(ip, static_cast<unsigned short>(port));
-  auto& acceptor = impl_->acceptor;
-  acceptor.open(endpoint.protocol(), ec);
-  if (!ec && ip.is_v6() && host.empty()) {
-    acceptor.set_option(asio::ip::v6_only(false), ec);
-  }
-  if (!ec) {
-    acceptor.set_option(asio::socket_base::reuse_address(true), ec);
-  }
-  if (!ec) {
-    acceptor.bind(endpoint, ec);
-  }
-  if (!ec) {
-    acceptor.listen(asio::socket_base::max_listen_connections, ec);
-  }
-  if (ec) {
-    return absl::UnavailableError(absl::StrCat("cannot listen on ", address_, ": ", ec.message()));
-  }
-  impl_->port = acceptor.local_endpoint().port();
-  accept(acceptor, *this);
-  impl_->thread = std::jthread([this] { impl_->ioc.run(); });
-  logger_->info("serving diagnostics address={} port={}", address_, impl_->port);
   return absl::OkStatus();
 }
 
 void DiagnosticsServer::stop() {
-  if (!impl_ || !impl_->thread.joinable()) {
-    return;
+  if (server_) {
+    server_->stop();
   }
-  impl_->ioc.stop();
-  impl_->thread.join();
-  beast::error_code ignored;
-  impl_->acceptor.close(ignored);
 }
 
 int DiagnosticsServer::port() const {
-  return impl_->port;
+  return server_ ? server_->port() : 0;
+}
+
+HttpReply DiagnosticsServer::serve(const IncomingRequest& request) {
+  std::string target(request.target);
+  auto [status, body] = handle(target);
+  HttpReply reply;
+  reply.status = status;
+  reply.content_type = absl::StartsWith(target, "/metrics")
+                           ? "text/plain; version=0.0.4; charset=utf-8"
+                           : "text/plain; charset=utf-8";
+  if (request.method != "HEAD") {
+    reply.body = std::move(body);
+  }
+  return reply;
 }
 
 std::pair<int, std::string> DiagnosticsServer::handle(const std::string& target) {

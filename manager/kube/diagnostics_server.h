@@ -4,19 +4,21 @@
 // /livez with named checks (Kubernetes probe conventions: "/readyz?verbose"
 // lists each check, "/readyz/<name>" runs one). The authenticated HTTPS
 // metrics endpoint of the manager is built on top of MetricsRegistry
-// elsewhere; this server serves probes and local scraping.
+// elsewhere (manager/diagnostics); this server serves probes and local
+// scraping. The transport is HttpsServer in plain HTTP (https_server.h):
+// one server implementation for every port of the process.
 
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include <spdlog/logger.h>
 
 #include "absl/status/statusor.h"
+#include "manager/kube/https_server.h"
 #include "manager/kube/metrics.h"
 
 namespace captf::kube {
@@ -39,8 +41,10 @@ public:
   // Thread-safe; checks may be added while serving.
   void addCheck(CheckKind kind, std::string name, HealthCheck check);
 
-  // Binds and starts serving on a background thread.
+  // Binds and starts serving on a background thread. InvalidArgument for
+  // a malformed address.
   absl::Status start();
+  // Stops serving and joins the server's threads; idempotent.
   void stop();
   // The bound port (after start()).
   int port() const;
@@ -49,8 +53,9 @@ public:
   std::pair<int, std::string> handle(const std::string& target);
 
 private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
+  HttpReply serve(const IncomingRequest& request);
+
+  std::unique_ptr<HttpsServer> server_;
   const std::string address_;
   MetricsRegistry* metrics_;
   std::shared_ptr<spdlog::logger> logger_;

@@ -179,7 +179,9 @@ public:
   // adds first, so a late handler misses nothing. Thread-safe.
   uint64_t addEventHandler(EventHandlers handlers);
   void removeEventHandler(uint64_t id);
-  absl::Status addIndex(const std::string& name, IndexFunc fn) { return store_.addIndex(name, fn); }
+  absl::Status addIndex(const std::string& name, IndexFunc fn) {
+    return store_.addIndex(name, std::move(fn));
+  }
 
   // Starts the list+watch thread (and the resync thread). Idempotent.
   void start();

@@ -138,13 +138,13 @@ bool LeaderElector::tryAcquireOrRenew() {
   desired.renew_time = now;
 
   std::unique_lock lock(mu_);
-  auto leaseValid = [&] {
+  auto lease_valid = [&] {
     return observed_ && observed_at_ + observed_->lease_duration > steady_now;
   };
   bool leader = observed_ && observed_->holder_identity == config_.identity;
 
   // Fast path: the leader renews assuming its last observation is current.
-  if (leader && leaseValid()) {
+  if (leader && lease_valid()) {
     desired.acquire_time = observed_->acquire_time;
     desired.leader_transitions = observed_->leader_transitions;
     if (lock_.update(desired).ok()) {
@@ -178,7 +178,7 @@ bool LeaderElector::tryAcquireOrRenew() {
     observed_at_ = steady_now;
   }
   leader = observed_->holder_identity == config_.identity;
-  if (!observed_->holder_identity.empty() && leaseValid() && !leader) {
+  if (!observed_->holder_identity.empty() && lease_valid() && !leader) {
     return false;
   }
   if (leader) {

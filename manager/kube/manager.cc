@@ -137,7 +137,8 @@ Controller& Manager::addController(std::string name, Reconciler& reconciler,
                                                  clock_, &metrics_, logger_);
   Controller& ref = *controller;
   controllers_.push_back(std::move(controller));
-  add(std::make_unique<RunnableFunc>([&ref](std::stop_token stop) { return ref.run(stop); }),
+  add(std::make_unique<RunnableFunc>(
+          [&ref](std::stop_token stop) { return ref.run(std::move(stop)); }),
       NeedLeaderElection::kYes);
   return ref;
 }

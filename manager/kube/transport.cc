@@ -359,7 +359,7 @@ private:
     } else {
       X509_VERIFY_PARAM_set1_host(param, name.c_str(), name.size());
       SSL_ctrl(ssl, SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
-               const_cast<char*>(name.c_str())); // NOLINT: the macro casts
+               const_cast<char*>(name.c_str())); // SSL_ctrl takes void*
     }
     ec = conn->run(deadline, [&](auto handler) {
       conn->stream.async_handshake(ssl::stream_base::client, std::move(handler));

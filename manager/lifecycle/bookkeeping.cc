@@ -35,6 +35,14 @@ FinishedRun classifyFinishedRun(const FinishedJobFacts& facts) {
     }
     run.plan_unreadable = facts.operation == api::Operation::kPlan;
   }
+  // A restore that hit its deadline failed, even when the runner reported
+  // the SIGTERM as `interrupted`: it is not retried for the same serial
+  // (docs/behaviour/state.md#restore), where other operations retry an
+  // interrupted run at once.
+  if (facts.operation == api::Operation::kRestore && facts.deadline_exceeded &&
+      run.outcome == workspace::RunOutcome::kInterrupted) {
+    run.outcome = workspace::RunOutcome::kFailed;
+  }
   switch (run.outcome) {
   case workspace::RunOutcome::kInterrupted:
     run.mark = api::kAnnotationInterrupted;
@@ -250,7 +258,7 @@ void Builder::succeededApply() {
   }
 }
 
-// §16.6: an apply that succeeded after the check that found drift (the
+// docs/behaviour/drift-and-health.md: an apply that succeeded after the check that found drift (the
 // remediation, or any apply: it converged reality to the inputs) resolves it
 // at once (docs/decisions/lifecycle-decision.md, open question 30); a
 // remediation that failed, was blocked or found its plan changed leaves it

@@ -93,7 +93,7 @@ bool heldByBackoff(Decision& d, const DecisionInput& in, Operation op) {
   return false;
 }
 
-// §11.6 row 1.
+// docs/behaviour/lifecycle.md#choosing-the-next-operation row 1.
 Decision decideRestore(const DecisionInput& in) {
   Decision d;
   d.trigger = Trigger::kRestore;
@@ -137,7 +137,7 @@ Decision decideRestore(const DecisionInput& in) {
   return d;
 }
 
-// §11.6 row 2 and §11.12.
+// docs/behaviour/lifecycle.md row 2 and docs/behaviour/lifecycle.md.
 Decision decideDelete(const DecisionInput& in) {
   Decision d;
   d.trigger = Trigger::kDestroy;
@@ -209,7 +209,7 @@ Trigger applyTrigger(const DecisionInput& in, bool& cap_reached) {
   return Trigger::kNone;
 }
 
-// The apply (or, under Manual, plan) for `trigger` with the §17 overlay.
+// The apply (or, under Manual, plan) for `trigger` with the docs/behaviour/approval.md overlay.
 // Leaves `d` holding when something holds it back.
 void decideApply(Decision& d, const DecisionInput& in, Trigger trigger) {
   d.trigger = trigger;
@@ -227,7 +227,7 @@ void decideApply(Decision& d, const DecisionInput& in, Trigger trigger) {
       remediation ? jobName(newestWith(in.jobs, Operation::kDrift, JobOutcome::kSucceeded)) : "";
   if (in.role == contract::Role::kCluster && trigger != Trigger::kFirstApply &&
       in.apply_policy == api::ApplyPolicy::kManual) {
-    // §17.2: plan, publish, wait for approve-plan, apply that plan.
+    // docs/behaviour/approval.md: plan, publish, wait for approve-plan, apply that plan.
     if (in.plan && in.plan->inputs_hash == hash) {
       const bool approved = !in.plan->plan_hash.empty() && (in.approve_plan == in.plan->plan_hash ||
                                                             in.plan->plan_hash == emptyPlanHash());
@@ -254,7 +254,7 @@ void decideApply(Decision& d, const DecisionInput& in, Trigger trigger) {
     return;
   }
   if (in.role == contract::Role::kCluster) {
-    // §17.1: a blocked apply of this hash waits for its approval.
+    // docs/behaviour/approval.md: a blocked apply of this hash waits for its approval.
     const JobRecord* newest_of_hash = nullptr;
     for (const JobRecord& job : in.jobs) {
       if (job.operation == Operation::kApply && job.inputs_hash == hash &&
@@ -286,7 +286,7 @@ struct Candidate {
   TimePoint due;
 };
 
-// The §11.6 schedule table (rows 1–6) with each row's due time, in order.
+// The docs/behaviour/lifecycle.md schedule table (rows 1–6) with each row's due time, in order.
 std::vector<Candidate> scheduleCandidates(const DecisionInput& in) {
   std::vector<Candidate> out;
   const auto refresh_done =

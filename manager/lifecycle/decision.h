@@ -1,9 +1,9 @@
 #pragma once
 
-// Choosing the next operation (spec §11.6), with the approval overlay of
-// §17 (destructive-plan guard, applyPolicy Manual), the refresh, membership,
-// health-check and drift schedules of §16.2, retry backoff (§11.7) and the
-// re-check cadences (§11.8). One pure function over a plain snapshot: the
+// Choosing the next operation (docs/behaviour/lifecycle.md), with the approval overlay of
+// docs/behaviour/approval.md (destructive-plan guard, applyPolicy Manual), the refresh, membership,
+// health-check and drift schedules (drift-and-health.md), retry backoff (lifecycle.md) and the
+// re-check cadences (docs/behaviour/lifecycle.md). One pure function over a plain snapshot: the
 // controller gathers the snapshot, calls decideNextOperation, then takes
 // leases (leases.h) and builds the Job (job_builder.h) or requeues.
 
@@ -22,7 +22,7 @@
 
 namespace captf::lifecycle {
 
-// What reading the object's state found (§14.3), before the decision
+// What reading the object's state found (docs/behaviour/state.md), before the decision
 // applies the provisioned rules.
 enum class StateReading {
   // No state Secret.
@@ -41,7 +41,7 @@ struct DecisionInput {
   // metadata.deletionTimestamp is set.
   bool deleting = false;
   // cluster.x-k8s.io/paused on the object or the owning Cluster's
-  // spec.paused. The paused branch starts nothing (§11.2).
+  // spec.paused. The paused branch starts nothing (docs/behaviour/lifecycle.md#pass-structure).
   bool paused = false;
   // status.initialization.provisioned (the latch).
   bool provisioned = false;
@@ -54,7 +54,7 @@ struct DecisionInput {
   // The inputs hash of this reconcile's render of the current inputs ("" when
   // none was built: an immutable kind once provisioned, or while deleting).
   std::string current_inputs_hash{};
-  // The current render exceeds 1,000,000 bytes (§12.7): no Job renders it.
+  // The current render exceeds 1,000,000 bytes (docs/behaviour/inputs.md): no Job renders it.
   bool inputs_too_large = false;
   // Deleting only: the inputs hash of what destroy renders (the durable
   // inputs Secret's; "" when unknown: the decision then uses
@@ -62,7 +62,7 @@ struct DecisionInput {
   std::string destroy_inputs_hash{};
   // Deleting only: the inputs destroy renders from exist — the durable
   // inputs Secret, or for a cluster/pool a fresh build when it is missing
-  // (§11.12). A machine without its durable Secret cannot destroy.
+  // (docs/behaviour/lifecycle.md#deletion). A machine without its durable Secret cannot destroy.
   bool destroy_inputs_available = true;
 
   // --- annotations -------------------------------------------------------------
@@ -85,7 +85,7 @@ struct DecisionInput {
   // status.lastRefresh and status.lastDriftCheck. A machine apply whose
   // outputs were valid with a health other than pending/unknown sets
   // lastRefresh to the apply's finish time, which is what skips its
-  // post-apply refresh (§11.6). (The decision also takes
+  // post-apply refresh (docs/behaviour/lifecycle.md). (The decision also takes
   // the newest successful refresh/drift Job's finish time from `jobs`, so
   // status lost to `clusterctl move` only costs one extra refresh).
   std::optional<api::Time> last_refresh{};
@@ -121,11 +121,11 @@ enum class Action {
   // Start a Job of `operation`.
   kRunJob,
   // Deleting and the destroy succeeded or there is no state: run the final
-  // cleanup (§11.12) and remove the finalizer.
+  // cleanup (docs/behaviour/lifecycle.md#deletion) and remove the finalizer.
   kCleanup,
 };
 
-// Why an operation is wanted (first match of the §11.6 tables). Also the
+// Why an operation is wanted (first match of the docs/behaviour/lifecycle.md tables). Also the
 // `reason` label of captf_reconcile_op_decisions_total (see reasonName).
 enum class Trigger {
   kNone,
@@ -159,14 +159,14 @@ enum class Hold {
   // The newest restore Job of this serial succeeded but the annotation is
   // still there: the controller removes it (see remove_restore_annotation).
   kRestoreDone,
-  // StateLost (§14.3): provisioned and state missing, or provisioned
+  // StateLost (docs/behaviour/state.md): provisioned and state missing, or provisioned
   // immutable kind without an inputs hash. No Job until restored.
   kStateLost,
   // StateReadable False (corrupt/inconsistent/encrypted/locked): no Job.
   kStateUnreadable,
   // The current render is too large (ApplyJobSucceeded=False/InputsTooLarge).
   kInputsTooLarge,
-  // Deleting, but destroy cannot be rendered (DestroyFailed, §11.12).
+  // Deleting, but destroy cannot be rendered (DestroyFailed, docs/behaviour/lifecycle.md#deletion).
   kDestroyInputsMissing,
   // The newest apply of the current inputs hash was blocked and no
   // approval names it (ApplyJobSucceeded=False/DestructivePlanBlocked).
@@ -176,13 +176,13 @@ enum class Hold {
   kPlanAwaitingApproval,
   // Manual: as kPlanAwaitingApproval, but status.plan is the new plan of an
   // approved apply that found its plan changed (status.plan.job names that
-  // apply Job; §17.2 step 5): ApplyJobSucceeded=Unknown/PlanChanged.
+  // apply Job; docs/behaviour/approval.md step 5): ApplyJobSucceeded=Unknown/PlanChanged.
   kPlanChanged,
   // An apply is wanted but no current inputs were built
   // (current_inputs_hash empty): the controller must not call the decision
   // without them; nothing runs.
   kInputsUnavailable,
-  // Retry backoff after failures of the operation (§11.7).
+  // Retry backoff after failures of the operation (docs/behaviour/lifecycle.md#retry-backoff).
   kRetryBackoff,
   // Nothing is due yet; requeue at the earliest due time (schedule row 7).
   kNotDue,
@@ -233,7 +233,7 @@ struct Decision {
   // check (DriftDetected=True/DriftPending says so).
   bool remediation_cap_reached = false;
   // TerraformCluster under applyPolicy Automatic with a status.plan left
-  // from Manual: clear it (§2.5: switching to Automatic applies whatever
+  // from Manual: clear it (docs/reference/api.md: switching to Automatic applies whatever
   // was waiting and clears status.plan).
   bool clear_plan = false;
 
@@ -243,7 +243,7 @@ struct Decision {
 // The decision. Preconditions: none checked beyond the snapshot itself; an
 // active Job in `jobs` yields Hold::kActiveJob.
 //
-// Order (first match wins), §11.6:
+// Order (first match wins), docs/behaviour/lifecycle.md#choosing-the-next-operation:
 //   active Job → paused → restore (not deleting) → deletion → state lost /
 //   unreadable → apply rows 3–7 with the approval overlay → schedules.
 // See docs/decisions/lifecycle-decision.md for the points the spec leaves

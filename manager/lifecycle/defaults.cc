@@ -111,7 +111,7 @@ EffectiveJobPolicy resolveJobPolicy(const std::optional<api::JobPolicy>& own,
   if (auto v = pick<std::int32_t>(own, inherited, &api::JobPolicy::failed_jobs_history_limit)) {
     out.failed_jobs_history_limit = std::max<std::int32_t>(*v, 0);
   }
-  // 0 means unset (§2.3): fall through to the next level.
+  // 0 means unset (docs/reference/api.md): fall through to the next level.
   const auto deadline = [](const std::optional<api::JobPolicy>& p) -> std::optional<std::int64_t> {
     if (p && p->active_deadline_seconds && *p->active_deadline_seconds > 0) {
       return p->active_deadline_seconds;

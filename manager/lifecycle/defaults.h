@@ -1,7 +1,7 @@
 #pragma once
 
-// Effective settings of a workload object (spec §4): the built-in defaults
-// of §4.2 and the cluster → machine/pool inheritance of §4.1, resolved at
+// Effective settings of a workload object (docs/behaviour/defaults.md): the built-in defaults
+// and the cluster → machine/pool inheritance of docs/behaviour/defaults.md, resolved at
 // reconcile time and never written back. Pure functions.
 
 #include <chrono>
@@ -17,7 +17,7 @@
 
 namespace captf::lifecycle {
 
-// §4.2 built-in defaults.
+// docs/behaviour/defaults.md#built-in-defaults built-in defaults.
 inline constexpr std::int32_t kDefaultSuccessfulJobsHistoryLimit = 3;
 inline constexpr std::int32_t kDefaultFailedJobsHistoryLimit = 3;
 inline constexpr std::int64_t kDefaultActiveDeadlineSeconds = 3600;
@@ -32,14 +32,14 @@ inline constexpr std::int64_t kTerminationGracePeriodSeconds = 600;
 inline constexpr std::int64_t kRunnerStopTimeoutSeconds = 570;
 inline constexpr std::int64_t kRunnerUid = 65532;
 
-// A JobPolicy with every default applied (§2.3 JobPolicy, §4.1, §4.2).
+// A JobPolicy with every default applied (JobPolicy; docs/behaviour/defaults.md).
 struct EffectiveJobPolicy {
   std::int32_t successful_jobs_history_limit = kDefaultSuccessfulJobsHistoryLimit;
   std::int32_t failed_jobs_history_limit = kDefaultFailedJobsHistoryLimit;
   std::int64_t active_deadline_seconds = kDefaultActiveDeadlineSeconds;
   std::string service_account_name{kDefaultRunnerServiceAccount};
   // Whether service_account_name is an override (own or inherited) that
-  // must exist and carry captf.io/runner=true (§2.3), rather than the
+  // must exist and carry captf.io/runner=true (docs/reference/api.md), rather than the
   // controller-created default.
   bool service_account_overridden = false;
   std::int32_t lock_timeout_seconds = kDefaultLockTimeoutSeconds;
@@ -61,7 +61,7 @@ struct EffectiveJobPolicy {
   api::PodSecurityContext pod_security_context{};
 };
 
-// §4.1: `own` field by field, then `inherited` (a TerraformCluster's
+// docs/behaviour/defaults.md: `own` field by field, then `inherited` (a TerraformCluster's
 // spec.defaults.jobs; pass nullopt for a TerraformCluster itself, which
 // never inherits), then the built-in default. env: merged by name, own
 // entries first, then inherited ones whose name is unused; TF_/KUBE_ names
@@ -72,7 +72,7 @@ struct EffectiveJobPolicy {
 EffectiveJobPolicy resolveJobPolicy(const std::optional<api::JobPolicy>& own,
                                     const std::optional<api::JobPolicy>& inherited);
 
-// The settings that drive scheduling (§4.1, §16.2).
+// The settings that drive scheduling (docs/behaviour/defaults.md, drift-and-health.md).
 struct EffectiveSchedule {
   // nullopt: drift checks disabled (cluster or machine interval 0). Pools
   // are never disabled.
@@ -113,7 +113,7 @@ api::ApplyPolicy effectiveApplyPolicy(const api::TerraformClusterSpec& spec);
 // spec.source.imagePullPolicy, IfNotPresent when unset.
 api::PullPolicy effectivePullPolicy(const api::Source& source);
 
-// §4.1 / §19.1: own identityRef, then the cluster's spec.defaults.identityRef,
+// docs/behaviour/identities.md: own identityRef, then the cluster's spec.defaults.identityRef,
 // then the cluster's spec.identityRef. "" when none resolves. A
 // TerraformCluster uses its own spec.identityRef.
 std::string effectiveIdentityName(const std::optional<api::IdentityReference>& own,

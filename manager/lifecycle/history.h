@@ -1,7 +1,7 @@
 #pragma once
 
 // The retained run Jobs of one workload object as the lifecycle sees them
-// (spec §11.5, §11.7, §11.11): what each Job was, how it ended, attempt
+// (docs/behaviour/lifecycle.md): what each Job was, how it ended, attempt
 // numbering and history pruning. The decision (decision.h) and the backoff
 // (schedule.h) read only this summary, never Job objects.
 
@@ -24,7 +24,7 @@ enum class JobOutcome {
   // Not finished (no Complete/Failed condition yet).
   kActive,
   kSucceeded,
-  // Failed in a way that counts toward retry backoff (§11.7): a step
+  // Failed in a way that counts toward retry backoff (docs/behaviour/lifecycle.md): a step
   // failure, image-layout, an image pull failure, a deadline the runner did
   // not report as `interrupted`, an unreadable result.
   kFailed,
@@ -95,7 +95,7 @@ const JobRecord* newestFinished(std::span<const JobRecord> jobs, api::Operation 
 // Any active Job, or nullptr.
 const JobRecord* activeJob(std::span<const JobRecord> jobs);
 
-// §11.11 history pruning, per operation, oldest first: keeps the
+// docs/behaviour/lifecycle.md history pruning, per operation, oldest first: keeps the
 // `successful_limit` newest succeeded and the `failed_limit` newest failed
 // (any non-succeeded outcome) Jobs of each operation, and always keeps the
 // operation's newest success and — while no newer success of it exists —

@@ -1,13 +1,13 @@
 #pragma once
 
-// The runner Job (spec §13.1–§13.3, §21.2): one batch/v1 Job per operation,
+// The runner Job (docs/behaviour/jobs.md, security.md): one batch/v1 Job per operation,
 // built as JSON for the API server. The one place that knows the pod's
 // shape; test/runner/e2e_support builds its Jobs with it too.
 //
 // The pod: an init container `runner` from the runner image runs
 // `/runner copy /captf/bin/runner` into the `bin` emptyDir; the main
 // container `source` from the module image runs `/captf/bin/runner run`
-// with the §13.3 arguments. Volumes: bin (emptyDir; RO in `source`), work
+// with the docs/behaviour/jobs.md arguments. Volumes: bin (emptyDir; RO in `source`), work
 // (/captf/work, emptyDir), tmp (/tmp, emptyDir), config (/captf/config, RO:
 // the per-run Secret, projected with the backup chunks for a restore),
 // credentials (/var/run/captf/credentials, RO, the credential mirror, mode
@@ -78,7 +78,7 @@ struct JobBuildRequest {
   api::Operation operation = api::Operation::kApply;
   std::int32_t attempt = 1;
   // The image the `source` container runs: spec.source.image, or
-  // `repo@sha256:<pinned>` where pinning applies (§21.3).
+  // `repo@sha256:<pinned>` where pinning applies (docs/behaviour/security.md#image-digest-pinning).
   std::string image{};
   // A Git source: `image` is its runtime image.
   std::optional<GitFetch> git{};
@@ -110,7 +110,7 @@ struct JobBuildRequest {
   // From the decision: guard flags, expect-plan, remediation, restore serial.
   JobOptions options{};
   // --force-unlock: the lock ID of a stale lock held by one of the object's
-  // own finished runner pods (§14.4); "" when none.
+  // own finished runner pods (docs/behaviour/state.md#locks); "" when none.
   std::string force_unlock_id{};
   // --runner-events: pass --event-object and --job-name.
   bool runner_events = true;
@@ -137,7 +137,7 @@ struct JobBuildRequest {
 // file only.
 bool isEnvVarName(std::string_view name);
 
-// The runner arguments of §13.3 (after `/captf/bin/runner run`), each as
+// The runner arguments of docs/behaviour/jobs.md (after `/captf/bin/runner run`), each as
 // `--flag=value`, in the table's order: --op, --bin, --image, --module,
 // --providers, --workdir, --config, --lock-timeout=<n>s,
 // --stop-timeout=<n>s, four --backend-config (secret_suffix, namespace,

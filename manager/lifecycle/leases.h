@@ -1,7 +1,7 @@
 #pragma once
 
-// The run Lease, the cluster operation gate (spec §11.9) and the clusterctl
-// move block (§11.10): who may start a Job given the Leases' holders, and
+// The run Lease, the cluster operation gate (docs/behaviour/lifecycle.md) and the clusterctl
+// move block (docs/behaviour/lifecycle.md): who may start a Job given the Leases' holders, and
 // the Lease objects to write. Pure; the controller reads and writes the
 // Leases and acts on the verdicts.
 
@@ -64,7 +64,7 @@ enum class LeaseVerdict {
   kWait,
 };
 
-// §11.9 takeover rules. `lease` nullopt: no Lease object exists.
+// docs/behaviour/lifecycle.md takeover rules. `lease` nullopt: no Lease object exists.
 // `our_job`: the name of the Job about to be created.
 LeaseVerdict evaluateLease(const std::optional<LeaseView>& lease, std::string_view our_job,
                            TimePoint now);
@@ -136,7 +136,7 @@ struct GateInput {
 };
 GateVerdict evaluateGate(const GateInput& input);
 
-// --- the clusterctl move block (§11.10) --------------------------------------
+// --- the clusterctl move block (docs/behaviour/lifecycle.md) -------------------------------------
 
 enum class BlockMoveAction {
   // Nothing to write.

@@ -1,8 +1,8 @@
 #pragma once
 
 // Names the lifecycle derives from a workload object's identity (never its
-// UID, so they survive `clusterctl move`): the cluster write Lease (§11.9)
-// and run Job names (§11.11). The state suffix, backend labels, owner
+// UID, so they survive `clusterctl move`): the cluster write Lease (docs/behaviour/lifecycle.md)
+// and run Job names (docs/behaviour/lifecycle.md). The state suffix, backend labels, owner
 // labels and the names after the suffix have one home, manager/workspace's
 // names.h; the overloads below taking an ObjectIdentity forward to it.
 // Pure functions; no I/O.
@@ -26,7 +26,7 @@ using ObjectIdentity = workspace::ObjectRef;
 // A Job's pod is named `<job>-<5 chars>`, which must stay within 63.
 inline constexpr std::size_t kMaxJobName = 57;
 
-// §14.1 state suffix (workspace::stateSuffix).
+// docs/behaviour/state.md#naming state suffix (workspace::stateSuffix).
 using workspace::stateSuffix;
 
 // Forwards to manager/workspace/names.h.
@@ -46,11 +46,11 @@ inline std::string perRunSecretName(std::string_view job_name) {
   return workspace::runSecretName(job_name);
 }
 
-// §11.9: "captf-cluster-<hash>" where hash = hex(sha256("<namespace>/<cluster>"))[0:16]
-// (docs/decisions/lifecycle-names.md; spec §28.16). One per CAPI Cluster.
+// lifecycle.md: "captf-cluster-<hash>" where hash = hex(sha256("<namespace>/<cluster>"))[0:16]
+// (docs/decisions/lifecycle-names.md; docs/decisions/api-spec-conflicts.md). One per CAPI Cluster.
 std::string clusterLeaseName(std::string_view ns, std::string_view cluster_name);
 
-// What a run Job's name is derived from (§11.11).
+// What a run Job's name is derived from (docs/behaviour/lifecycle.md).
 struct JobNameParts {
   // The inputs hash the Job renders ("" for a restore, whose root has no
   // inputs).

@@ -1,7 +1,7 @@
 #pragma once
 
 // Condition helpers (metav1.Condition semantics) and the Ready summary of
-// spec §5.2 (Cluster API's SetSummaryCondition). Pure functions over
+// docs/behaviour/lifecycle.md (Cluster API's SetSummaryCondition). Pure functions over
 // status.conditions; the condition types and reasons are in
 // manager/api/conditions.h.
 
@@ -46,7 +46,7 @@ ConditionChange setCondition(std::vector<api::Condition>& conditions, std::strin
 // DeletionBlocked.
 bool isNegativePolarity(std::string_view type);
 
-// The condition types Ready summarizes for a kind (§5.2), in order:
+// The condition types Ready summarizes for a kind (docs/behaviour/lifecycle.md), in order:
 // before provisioning DependenciesReady, IdentityAllowed,
 // CredentialsMirrored, RunnerRBACReady, ApplyJobSucceeded, StateReadable,
 // OutputsValid, InfrastructureHealthy, Deleting; after provisioning

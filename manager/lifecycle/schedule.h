@@ -1,7 +1,7 @@
 #pragma once
 
-// Timing of the lifecycle (spec §11.7 retry backoff, §11.8 re-check
-// cadences, §11.6/§16.2 refresh and drift schedules) and the per-object
+// Timing of the lifecycle (docs/behaviour/lifecycle.md: retry backoff, re-check
+// cadences; drift-and-health.md: refresh and drift schedules) and the per-object
 // jitter. Pure functions over plain values; `now` is always passed in.
 
 #include <chrono>
@@ -19,13 +19,13 @@ namespace captf::lifecycle {
 using Seconds = std::chrono::seconds;
 using TimePoint = std::chrono::sys_seconds;
 
-// §11.7.
+// docs/behaviour/lifecycle.md#retry-backoff.
 inline constexpr Seconds kBackoffBase{60};
 inline constexpr Seconds kBackoffCap{600};
-// §11.8.
+// docs/behaviour/lifecycle.md#re-check-cadences.
 inline constexpr Seconds kLeaseRecheck{30};
 inline constexpr Seconds kApprovalRecheck{600};
-// §11.6 / §16.2 / §18.5.
+// docs/behaviour/lifecycle.md / docs/behaviour/drift-and-health.md / docs/behaviour/pools.md.
 inline constexpr Seconds kPendingRefreshBase{30};
 inline constexpr Seconds kPendingRefreshCeiling{300};
 inline constexpr Seconds kConvergingRefresh{30};
@@ -40,12 +40,12 @@ struct Jitter {
   Seconds of(Seconds interval) const;
 };
 
-// The deterministic jitter of an object (§11.6): the first 8 bytes of
+// The deterministic jitter of an object (docs/behaviour/lifecycle.md): the first 8 bytes of
 // sha256(uid) as a fraction of 2^64. Objects created together spread out;
 // the same UID always gets the same jitter.
 Jitter jitterFor(std::string_view uid);
 
-// §11.7: 1m × 2^(n−1) capped at 10m; the cap outright once n ≥
+// lifecycle.md#retry-backoff: 1m × 2^(n−1) capped at 10m; the cap outright once n ≥
 // `failed_jobs_history_limit` (so a limit of 0 or 1 waits 10m from the
 // first failure). n ≤ 0 ⇒ 0.
 Seconds backoffDelay(std::int32_t consecutive_failures, std::int32_t failed_jobs_history_limit);
@@ -60,12 +60,12 @@ std::int32_t consecutiveFailures(std::span<const JobRecord> jobs, api::Operation
 // of the operation failed in a way that counts (JobOutcome::kFailed) ⇒ its
 // finish time + backoffDelay(consecutiveFailures). nullopt when nothing
 // holds it back: no finished Job, a success, or a newest Job that was
-// interrupted (retried without backoff, §11.7), blocked or plan-changed
+// interrupted (retried without backoff, docs/behaviour/lifecycle.md), blocked or plan-changed
 // (those wait on their own trigger — an approval runs at once).
 std::optional<TimePoint> retryNotBefore(std::span<const JobRecord> jobs, api::Operation operation,
                                         std::int32_t failed_jobs_history_limit);
 
-// §11.6 row 3: the wait before the next refresh while health reads
+// docs/behaviour/lifecycle.md row 3: the wait before the next refresh while health reads
 // `pending`, given status.pendingRefreshes = n ≥ 1: 30s × 2^(n−1) capped
 // at 5m (30s, 1m, 2m, 4m, 5m, ...). n ≤ 0 ⇒ 30s.
 Seconds pendingRefreshDelay(std::int32_t pending_refreshes);

@@ -1,7 +1,7 @@
 #pragma once
 
-// State adoption (§14.5), backups (§14.6), restore inputs (§14.7) and what
-// is deleted on deletion (§14.8). Pure: manifests, patches and selections;
+// State adoption, backups, restore inputs (docs/behaviour/state.md) and what
+// is deleted on deletion (docs/behaviour/state.md). Pure: manifests, patches and selections;
 // the caller writes.
 
 #include <cstddef>
@@ -19,7 +19,7 @@
 
 namespace captf::workspace {
 
-// ---- adoption (§14.5) --------------------------------------------------------
+// ---- adoption (docs/behaviour/state.md) --------------------------------------------------------
 
 struct SecretPatch {
   std::string name{};
@@ -40,7 +40,7 @@ std::vector<SecretPatch> adoptionPatches(const ObjectRef& ref,
                                          const std::vector<nlohmann::json>& state_secrets,
                                          std::string_view suffix, std::string_view inputs_hash);
 
-// ---- backups (§14.6) ---------------------------------------------------------
+// ---- backups (docs/behaviour/state.md) ---------------------------------------------------------
 
 // One backup: the Secrets of one `captf.io/state-backup-set`.
 struct BackupSet {
@@ -76,7 +76,7 @@ enum class BackupDecision {
   kNoState,
 };
 
-// §14.6 trigger: back up a serial never backed up before. "Observed" means
+// docs/behaviour/state.md trigger: back up a serial never backed up before. "Observed" means
 // a complete backup set of that serial exists (backups move with the
 // object, status does not — docs/decisions/workspace-state.md). An
 // incomplete set (a failed copy) does not count, so the copy is retried;
@@ -97,7 +97,7 @@ struct BackupRequest {
 
 // The backup Secrets `captf-state-backup-<suffix>-<serial>[-part-N]`, one per
 // state chunk, data copied verbatim; labels state-backup=true,
-// state-backup-suffix, managed=true, move=""; the nine annotations of §6.2 on
+// state-backup-suffix, managed=true, move=""; the nine annotations of docs/behaviour/keys.md on
 // every chunk and the inputs hash on chunk 0; a non-blocking ownerReference
 // to the object (never to the state). Preconditions: request.state is kRead,
 // ref.uid set.
@@ -112,7 +112,7 @@ std::vector<std::string> backupsToPrune(const std::vector<BackupSet>& sets, int 
 // taken-at does not parse is listed with the epoch.
 std::vector<api::StateBackup> statusBackups(const std::vector<BackupSet>& sets);
 
-// ---- restore (§14.7) ---------------------------------------------------------
+// ---- restore (docs/behaviour/state.md) ---------------------------------------------------------
 
 struct RestoreInputs {
   std::int64_t serial = 0;
@@ -123,7 +123,7 @@ struct RestoreInputs {
   std::size_t chunks = 0;
   // --restore-resources.
   std::int64_t resources = 0;
-  // Adopted after the restore succeeds (§14.5).
+  // Adopted after the restore succeeds (docs/behaviour/state.md#adoption).
   std::string inputs_hash{};
 };
 
@@ -134,7 +134,7 @@ struct RestoreInputs {
 absl::StatusOr<RestoreInputs> findRestoreBackup(std::string_view annotation_value,
                                                 const std::vector<BackupSet>& sets);
 
-// ---- deletion (§14.8) --------------------------------------------------------
+// ---- deletion (docs/behaviour/state.md) --------------------------------------------------------
 
 struct StateCleanup {
   // State chunk Secrets and the durable inputs Secret.

@@ -1,7 +1,7 @@
 #pragma once
 
 // Assembling the contract inputs of each role from the API objects (spec
-// §12.2-§12.6), and rendering + hashing them (§12.1, §12.7 size cap, §12.8).
+// docs/behaviour/inputs.md), and rendering + hashing them (its size cap, the inputs hash).
 // The typed input structs, the renderer and the hash are contract/ (inputs.h,
 // render.h, inputs_hash.h); this header only reads the Kubernetes and
 // Cluster API objects into them. Pure functions; the caller fetches.
@@ -29,19 +29,19 @@
 
 namespace captf::workspace {
 
-// §12.2 captf_cluster / captf_object / captf_tags: the object's name and
+// docs/behaviour/inputs.md captf_cluster / captf_object / captf_tags: the object's name and
 // namespace, the Cluster's name (the object's namespace: a Cluster and its
 // infrastructure share it), and `cluster.x-k8s.io/cloned-from-name`.
 contract::CommonInputs commonInputs(const api::ObjectMeta& object, std::string_view cluster_name);
 
-// §12.3. `cluster` is the CAPI Cluster; `latched_cp_initialized` is true
+// docs/behaviour/inputs.md. `cluster` is the CAPI Cluster; `latched_cp_initialized` is true
 // when the durable inputs last rendered `control_plane_initialized: true`
 // (DurableInputs::control_plane_initialized). The endpoint input follows
-// §15.2 (endpointInput in outputs.h).
+// docs/behaviour/outputs.md#control-plane-endpoint (endpointInput in outputs.h).
 contract::ClusterInputs clusterInputs(const api::TerraformCluster& object,
                                       const nlohmann::json& cluster, bool latched_cp_initialized);
 
-// The bootstrap Secret's payload (§12.4): raw bytes of `data.value`
+// The bootstrap Secret's payload (docs/behaviour/inputs.md): raw bytes of `data.value`
 // (base64-decoded from the API form), `data.format` (absent ⇒ cloud-config).
 // Errors: NotFound when `secret` is null, FailedPrecondition when it has no
 // `value` key or undecodable base64 (both: WaitingForBootstrapData),
@@ -55,14 +55,14 @@ absl::StatusOr<contract::BootstrapData> bootstrapData(const nlohmann::json& secr
 std::optional<std::string> machineBootstrapSecretName(const nlohmann::json& machine);
 std::optional<std::string> machinePoolBootstrapSecretName(const nlohmann::json& machine_pool);
 
-// §12.4. `machine` is the owning CAPI Machine, `bootstrap` from bootstrapData,
+// docs/behaviour/inputs.md. `machine` is the owning CAPI Machine, `bootstrap` from bootstrapData,
 // `cluster_exports` the TerraformCluster's `exports` output (null ⇒ {}).
 contract::MachineInputs machineInputs(const api::TerraformMachine& object,
                                       std::string_view cluster_name, const nlohmann::json& machine,
                                       contract::BootstrapData bootstrap,
                                       const nlohmann::json& cluster_exports);
 
-// §18.3: the autoscaling annotations of a MachinePool.
+// docs/behaviour/pools.md#autoscaling: the autoscaling annotations of a MachinePool.
 enum class AutoscalingState {
   kDisabled, // neither annotation: AutoscalingActive=False/AutoscalingDisabled
   kEnabled,  // both parse, 0 <= min <= max: True/ReplicasManagedByModule
@@ -77,14 +77,14 @@ struct AutoscalingReading {
 };
 AutoscalingReading readAutoscaling(const nlohmann::json& machine_pool);
 
-// §12.5 `replicas`: without autoscaling `MachinePool.spec.replicas` (1 when
+// docs/behaviour/inputs.md `replicas`: without autoscaling `MachinePool.spec.replicas` (1 when
 // unset); with it the observed `status.replicas` when known, else
 // spec.replicas; clamped into [min, max] when enabled.
 std::int64_t poolReplicasInput(const nlohmann::json& machine_pool,
                                std::optional<std::int32_t> observed_replicas,
                                const contract::Autoscaling& autoscaling);
 
-// §12.5. `cluster_failure_domains`: names from the cluster's state
+// docs/behaviour/inputs.md. `cluster_failure_domains`: names from the cluster's state
 // `failure_domains` output (clusterFailureDomainNames in outputs.h), or from
 // TerraformCluster.status.failureDomains for an externally managed cluster.
 contract::MachinePoolInputs machinePoolInputs(const api::TerraformMachinePool& object,
@@ -94,7 +94,7 @@ contract::MachinePoolInputs machinePoolInputs(const api::TerraformMachinePool& o
                                               const nlohmann::json& cluster_exports,
                                               std::vector<std::string> cluster_failure_domains);
 
-// ---- user variables (§12.6) ------------------------------------------------
+// ---- user variables (docs/behaviour/inputs.md) ------------------------------------------------
 
 // One `variablesFrom` source as read from the API server.
 struct VariablesSourceData {

@@ -1,6 +1,6 @@
 #pragma once
 
-// The state lock check before a Job starts (spec §14.4, §11.5): is the
+// The state lock check before a Job starts (docs/behaviour/state.md, lifecycle.md): is the
 // backend's lock Lease `lock-tfstate-default-<suffix>` free, held by a live
 // runner of this object, held by one of this object's runners that is gone
 // or finished (stale: the next Job force-unlocks it), or held by anyone else
@@ -68,7 +68,7 @@ struct LockDecision {
   std::string message{};
 };
 
-// The §14.4 rule. A holder is "ours" when `Who` has an `@` and the hostname
+// The docs/behaviour/state.md#locks rule. A holder is "ours" when `Who` has an `@` and the hostname
 // after it is a pod of one of `own.job_names` ("<job>-..."), present in
 // `own.pods` or not. Ours and not finished ⇒ kLive; ours and finished or no
 // longer existing ⇒ kStale; anything else ⇒ kForeign. A Job pruned from

@@ -1,7 +1,7 @@
 #pragma once
 
-// Names and labels derived from a workload object's identity (spec §14.1,
-// §14.2, §12.7, §6.2): the state suffix and everything named after it, the
+// Names and labels derived from a workload object's identity (docs/behaviour/state.md#naming,
+// docs/behaviour/state.md, inputs.md, keys.md): the state suffix and everything named after it, the
 // durable and per-run inputs Secrets, the owner labels and the labels the
 // `kubernetes` backend is configured with. Pure functions, no I/O.
 //
@@ -37,7 +37,7 @@ struct ObjectRef {
 // "TerraformCluster" | "TerraformMachine" | "TerraformMachinePool".
 std::string_view kindOf(const ObjectRef& ref);
 
-// §14.1: hex(sha256("<namespace>/<Kind>/<name>"))[0:16] + "-" + kind code
+// docs/behaviour/state.md#naming: hex(sha256("<namespace>/<Kind>/<name>"))[0:16] + "-" + kind code
 // ("c", "m", "mp"), e.g. "3f2a9c0d1e4b5a6f-m". Never ends in "-<digits>".
 std::string stateSuffix(const ObjectRef& ref);
 
@@ -45,7 +45,7 @@ std::string stateSuffix(const ObjectRef& ref);
 inline constexpr std::string_view kStateWorkspace = "default";
 // Data key of every state (and backup) chunk.
 inline constexpr std::string_view kStateDataKey = "tfstate";
-// Backend-owned labels (§6.5).
+// Backend-owned labels (docs/behaviour/keys.md#backend-owned-keys).
 inline constexpr std::string_view kBackendLabelState = "tfstate";
 inline constexpr std::string_view kBackendLabelSuffix = "tfstateSecretSuffix";
 inline constexpr std::string_view kBackendLabelWorkspace = "tfstateWorkspace";
@@ -56,7 +56,7 @@ std::string stateSecretName(std::string_view suffix);
 std::string stateChunkName(std::string_view suffix, std::size_t index);
 // "lock-tfstate-default-<suffix>" (the backend's lock Lease).
 std::string lockLeaseName(std::string_view suffix);
-// "captf-run-<suffix>" (the per-object run Lease, §11.9).
+// "captf-run-<suffix>" (the per-object run Lease, docs/behaviour/lifecycle.md).
 std::string runLeaseName(std::string_view suffix);
 // "captf-state-backup-<suffix>-<serial>", and "-part-<index>" for index > 0.
 std::string backupSecretName(std::string_view suffix, std::int64_t serial, std::size_t index = 0);
@@ -71,10 +71,10 @@ std::string runHistoryName(const ObjectRef& ref);
 std::string runSecretName(std::string_view job_name);
 
 // A label value for a name: verbatim when at most 63 characters, else the
-// first 16 hex characters of its sha256 (§6.2 owner-name, §14.2 cluster-name).
+// first 16 hex characters of its sha256 (docs/behaviour/keys.md owner-name, state.md cluster-name).
 std::string labelValue(std::string_view name);
 
-// §14.2: the five labels the manager passes to the backend, exactly:
+// docs/behaviour/state.md: the five labels the manager passes to the backend, exactly:
 //   owner-kind, owner-name, cluster.x-k8s.io/cluster-name (omitted when
 //   ref.cluster_name is empty), captf.io/managed=true,
 //   clusterctl.cluster.x-k8s.io/move="".

@@ -1,11 +1,11 @@
 #pragma once
 
-// Outputs processing (spec §15): the role's outputs as the state stores them
+// Outputs processing (docs/behaviour/outputs.md): the role's outputs as the state stores them
 // ({name: {value, type, sensitive}}, contract::StateSummary::outputs),
 // checked against the role's output types (contract/outputs.h, shared with
 // the runner) and the CAPI markers the controller enforces, decoded into
-// what status needs; the control-plane endpoint rules (§15.2) and the
-// health mapping (§16.3). Pure. Messages never contain output values
+// what status needs; the control-plane endpoint rules (docs/behaviour/outputs.md) and the
+// health mapping (docs/behaviour/drift-and-health.md). Pure. Messages never contain output values
 // except names and addresses already destined for status.
 
 #include <cstdint>
@@ -38,7 +38,7 @@ std::string_view outputsReason(OutputsVerdict verdict);
 // True for kValid and kInstancesTruncated.
 bool outputsUsable(OutputsVerdict verdict);
 
-// ---- health (§15 common output, §16.3) -------------------------------------------
+// ---- health (docs/behaviour/outputs.md common output, docs/behaviour/drift-and-health.md) -------
 
 struct Health {
   api::HealthState state = api::HealthState::kUnknown;
@@ -54,11 +54,11 @@ struct HealthCondition {
   std::string message{};
 };
 
-// §16.3 for a reading (provisioning rows are the caller's): nullopt (no
+// drift-and-health.md for a reading (provisioning rows are the caller's): nullopt (no
 // health output) ⇒ Unknown/HealthUnknown.
 HealthCondition healthCondition(const std::optional<Health>& health);
 
-// ---- cluster (§15.1, §15.2) ------------------------------------------------------
+// ---- cluster (docs/behaviour/outputs.md) ------------------------------------------------------
 
 struct ClusterOutputs {
   OutputsVerdict verdict = OutputsVerdict::kPending;
@@ -85,7 +85,7 @@ ClusterOutputs decodeClusterOutputs(const nlohmann::json& state_outputs);
 // null or not decodable.
 std::vector<std::string> clusterFailureDomainNames(const nlohmann::json& state_outputs);
 
-// §15.1 provisioned: the base state Secret carries the inputs hash of a
+// docs/behaviour/outputs.md provisioned: the base state Secret carries the inputs hash of a
 // successful apply, the outputs are usable and health.state != pending.
 bool clusterProvisioned(bool state_has_inputs_hash, const ClusterOutputs& outputs);
 
@@ -101,14 +101,14 @@ bool validEndpoint(const std::optional<api::ApiEndpoint>& endpoint);
 // Cluster.spec.controlPlaneEndpoint of a CAPI Cluster, if any.
 std::optional<api::ApiEndpoint> clusterEndpoint(const nlohmann::json& cluster);
 
-// §12.3 `control_plane_endpoint` input: null with source `module`; else the
+// docs/behaviour/inputs.md `control_plane_endpoint` input: null with source `module`; else the
 // Cluster's endpoint if valid; else the TerraformCluster's if valid; else
 // null.
 std::optional<contract::Endpoint>
 endpointInput(EndpointSource source, const std::optional<api::ApiEndpoint>& cluster_endpoint,
               const std::optional<api::ApiEndpoint>& object_endpoint);
 
-// §15.2 `user`: write `captf.io/endpoint-source: user` before the first
+// docs/behaviour/outputs.md `user`: write `captf.io/endpoint-source: user` before the first
 // apply when the annotation is absent and either endpoint is valid.
 bool shouldMarkUserEndpoint(EndpointSource source,
                             const std::optional<api::ApiEndpoint>& cluster_endpoint,
@@ -122,7 +122,7 @@ struct EndpointWriteBack {
   bool mark_module = false;
 };
 
-// §15.2 write-back: all of — output non-null and valid (decoded outputs
+// docs/behaviour/outputs.md write-back: all of — output non-null and valid (decoded outputs
 // usable), spec.controlPlaneEndpoint still without host, the apply's
 // rendered input was null (DurableInputs::control_plane_endpoint_null).
 std::optional<EndpointWriteBack>
@@ -130,13 +130,13 @@ decideEndpointWriteBack(EndpointSource source, const ClusterOutputs& outputs,
                         const std::optional<api::ApiEndpoint>& object_endpoint,
                         bool rendered_input_was_null);
 
-// EndpointAvailable (§5): False/WaitingForEndpoint once provisioned while
+// EndpointAvailable (docs/reference/conditions.md): False/WaitingForEndpoint once provisioned while
 // neither the output nor Cluster.spec.controlPlaneEndpoint is valid; else
 // True/EndpointAvailable.
 HealthCondition endpointAvailable(bool provisioned, const ClusterOutputs& outputs,
                                   const std::optional<api::ApiEndpoint>& cluster_endpoint);
 
-// ---- machine (§15.3) -------------------------------------------------------------
+// ---- machine (docs/behaviour/outputs.md) --------------------------------------------------------
 
 struct MachineOutputs {
   OutputsVerdict verdict = OutputsVerdict::kPending;
@@ -166,10 +166,10 @@ bool machineProvisioned(bool state_has_inputs_hash, const MachineOutputs& output
 
 // InfrastructureHealthy of a machine reading: as healthCondition, except
 // that a provisioned machine whose provider_id turned null is
-// False/InstanceTerminated (§15.3 out-of-band termination).
+// False/InstanceTerminated (docs/behaviour/outputs.md#machine-role out-of-band termination).
 HealthCondition machineHealthCondition(const MachineOutputs& outputs, bool provisioned);
 
-// ---- machine pool (§15.4) ----------------------------------------------------------
+// ---- machine pool (docs/behaviour/outputs.md) ---------------------------------------------------
 
 inline constexpr std::size_t kMaxPoolInstances = 1000;
 

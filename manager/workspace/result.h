@@ -1,6 +1,6 @@
 #pragma once
 
-// The finished Job's result (spec §11.5, §13.7): the runner's termination
+// The finished Job's result (docs/behaviour/lifecycle.md, jobs.md): the runner's termination
 // message (the RunResult document of contract/result.h) turned into what
 // bookkeeping writes — status.lastRun, the outcome that picks conditions,
 // events and metrics, the plan (status.plan) and the runtime version
@@ -65,7 +65,7 @@ api::LastRun lastRunWithoutResult(std::string_view job_name, api::Operation oper
 // DeadlineExceeded condition).
 std::string_view jobsTotalResult(RunOutcome outcome);
 
-// Whether a failure counts toward retry backoff (§11.7): kFailed only.
+// Whether a failure counts toward retry backoff (docs/behaviour/lifecycle.md): kFailed only.
 bool countsForBackoff(RunOutcome outcome);
 
 api::Operation toApiOperation(captf::runner::v1alpha1::Operation operation);

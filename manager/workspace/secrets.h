@@ -1,9 +1,9 @@
 #pragma once
 
-// The durable and per-run inputs Secrets (spec §12.7) as manifests, and
+// The durable and per-run inputs Secrets (docs/behaviour/inputs.md) as manifests, and
 // reading the durable one back. Manifests are complete Secret objects
 // (apiVersion, kind, metadata, type Opaque, base64 `data`) ready to create
-// or server-side apply; the caller decides when (§12.7 "Written": when an
+// or server-side apply; the caller decides when (docs/behaviour/inputs.md "Written": when an
 // apply Job starts — docs/decisions/workspace-inputs-secrets.md).
 
 #include <map>
@@ -45,9 +45,9 @@ struct DurableInputs {
   // terraform.tfvars.json parsed.
   nlohmann::json tfvars = nlohmann::json::object();
   DurableAnnotations annotations{};
-  // tfvars.control_plane_initialized == true (the cluster latch, §12.3).
+  // tfvars.control_plane_initialized == true (the cluster latch, docs/behaviour/inputs.md).
   bool control_plane_initialized = false;
-  // tfvars.control_plane_endpoint was null or absent (§15.2: an endpoint
+  // tfvars.control_plane_endpoint was null or absent (docs/behaviour/outputs.md: an endpoint
   // output is written back only from an apply whose input was null).
   bool control_plane_endpoint_null = true;
 };
@@ -62,7 +62,7 @@ absl::StatusOr<DurableInputs> readDurableInputs(const nlohmann::json& secret);
 absl::StatusOr<std::map<std::string, std::string>> decodeSecretData(const nlohmann::json& secret);
 
 // Merge patch pinning the image digest on the durable inputs Secret
-// (§11.5): {"metadata":{"annotations":{"captf.io/image-digest": digest}}}.
+// (docs/behaviour/lifecycle.md): {"metadata":{"annotations":{"captf.io/image-digest": digest}}}.
 nlohmann::json imageDigestPatch(std::string_view digest);
 
 // The digest in a pod's `containerStatuses[].imageID`

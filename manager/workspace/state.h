@@ -1,8 +1,8 @@
 #pragma once
 
-// Reading an object's state from its Secrets (spec §14.3) and classifying
-// what was found into the StateReadable condition (§5.1), the
-// `captf_state_read_errors_total` reason and the events of §7.1.
+// Reading an object's state from its Secrets (docs/behaviour/state.md) and classifying
+// what was found into the StateReadable condition (docs/reference/conditions.md), the
+// `captf_state_read_errors_total` reason and the events of docs/reference/events.md.
 //
 // The chunk assembly, caps (32 chunks, 64 MiB decompressed), gunzip and the
 // state v4 subset are contract/state.h, shared with the runner; this header
@@ -82,7 +82,7 @@ enum class StateVerdict {
 
 enum class Provisioned { kNo, kYes };
 
-// §14.3 "lost": `provisioned` is status.initialization.provisioned (latched).
+// docs/behaviour/state.md "lost": `provisioned` is status.initialization.provisioned (latched).
 // A provisioned object without state is lost; a provisioned TerraformMachine
 // (immutable) whose state has no inputs hash is lost. Otherwise the status
 // of `read` maps one to one.
@@ -100,13 +100,13 @@ std::string_view stateMetricReason(StateVerdict verdict);
 // encrypted, corrupt), "StateLost", "StateLocked"; "" otherwise.
 std::string_view stateEventReason(StateVerdict verdict);
 
-// Whether a plan/apply/drift/refresh Job may run (§11.6: not while
+// Whether a plan/apply/drift/refresh Job may run (docs/behaviour/lifecycle.md: not while
 // StateReadable is False). True for kNotFound and kRead.
 bool stateAllowsJobs(StateVerdict verdict);
 
 // The condition message for a verdict: for errors, the read's message with
 // the Secret named ("state Secret tfstate-default-<suffix>: ..."); for kLost
-// what is missing and that no Job runs until restored (§14.7 annotation).
+// what is missing and that no Job runs until restored (docs/behaviour/state.md#restore annotation).
 std::string stateMessage(StateVerdict verdict, const ReadState& read, std::string_view suffix);
 
 } // namespace captf::workspace

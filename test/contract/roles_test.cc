@@ -26,8 +26,8 @@ std::vector<std::string> outputNames(Role role) {
   return names;
 }
 
-// The lists below are the specification (§4.6 "Contract inputs and
-// required outputs per role", §12.1 re-exported outputs) written out as a
+// The lists below are the (docs/behaviour/defaults.md "Contract inputs and
+// required outputs per role", docs/behaviour/inputs.md re-exported outputs) written out as a
 // test oracle; the code reads only contract/roles.cc.
 TEST(RolesTest, InputsPerRoleAreTheSpecifiedOnes) {
   EXPECT_EQ(inputNames(Role::kCluster),
@@ -60,8 +60,8 @@ TEST(RolesTest, OutputsPerRoleAreTheSpecifiedOnes) {
 }
 
 TEST(RolesTest, DeclaredTypesAreTheLintContractTypeStrings) {
-  // §4.6 "Contract type strings used in messages" and §1.3 "Types the lint
-  // and the generated root use".
+  // docs/behaviour/defaults.md "Contract type strings used in messages" and docs/contract.md "Types
+  // the lint and the generated root use".
   const std::vector<std::pair<std::string, std::string>> expected = {
       {"captf_contract", "string"},
       {"captf_cluster", "any"},
@@ -103,7 +103,7 @@ TEST(RolesTest, OutputTypesSpellOptionalAttributesWithTheirDefaults) {
 }
 
 TEST(RolesTest, NullableInputsAreExactlyTheInputDefaultExemptions) {
-  // §4.6 input/default: the nullable contract inputs per role.
+  // docs/behaviour/defaults.md input/default: the nullable contract inputs per role.
   const std::map<Role, std::set<std::string>> expected = {
       {Role::kCluster, {"control_plane_endpoint", "kubernetes_version", "cluster_network"}},
       {Role::kMachine, {"failure_domain", "kubernetes_version"}},

@@ -195,7 +195,7 @@ void expectAgrees(const TypeSpec& type, const json& schema, Closure closure,
   EXPECT_EQ(plain.nullable, type.nullability == Nullability::kNullable)
       << path << ": nullability differs; schema " << schema.dump();
   const json& s = plain.schema;
-  const auto expectType = [&](std::string_view want) {
+  const auto expect_type = [&](std::string_view want) {
     ASSERT_TRUE(s.contains("type")) << path << ": schema has no type, table says " << want;
     EXPECT_EQ(s.at("type"), want) << path;
   };
@@ -204,7 +204,7 @@ void expectAgrees(const TypeSpec& type, const json& schema, Closure closure,
     EXPECT_FALSE(s.contains("type")) << path << ": table says any, schema " << s.dump();
     return;
   case TypeKind::kString: {
-    expectType("string");
+    expect_type("string");
     std::set<std::string> schema_values;
     if (s.contains("const")) {
       schema_values.insert(s.at("const").get<std::string>());
@@ -216,18 +216,18 @@ void expectAgrees(const TypeSpec& type, const json& schema, Closure closure,
     return;
   }
   case TypeKind::kBool:
-    expectType("boolean");
+    expect_type("boolean");
     return;
   case TypeKind::kInteger:
-    expectType("integer");
+    expect_type("integer");
     return;
   case TypeKind::kList:
-    expectType("array");
+    expect_type("array");
     ASSERT_TRUE(s.contains("items")) << path;
     expectAgrees(*type.element, s.at("items"), closure, path + "[]");
     return;
   case TypeKind::kMap:
-    expectType("object");
+    expect_type("object");
     if (!type.required_keys.empty()) {
       // A map with fixed keys: a closed object with exactly those, required.
       const std::set<std::string> keys(type.required_keys.begin(), type.required_keys.end());
@@ -252,7 +252,7 @@ void expectAgrees(const TypeSpec& type, const json& schema, Closure closure,
     expectAgrees(*type.element, s.at("additionalProperties"), closure, path + "[*]");
     return;
   case TypeKind::kObject: {
-    expectType("object");
+    expect_type("object");
     const json properties = s.value("properties", json::object());
     std::set<std::string> schema_names;
     for (const auto& item : properties.items()) {
@@ -334,7 +334,7 @@ TEST_F(SchemasTest, InputSchemasAgreeWithTheTable) {
       schema_names.insert(item.key());
     }
     if (spec.role == Role::kCluster) {
-      // §1.10: in cluster-inputs.json captf_cluster_outputs has type null
+      // docs/contract.md#json-schemas: in cluster-inputs.json captf_cluster_outputs has type null
       // (never rendered for clusters; the key is absent).
       ASSERT_EQ(schema_names.erase(std::string(input::kCaptfClusterOutputs)), 1U);
       EXPECT_EQ(schema.at("properties").at(std::string(input::kCaptfClusterOutputs)).at("type"),

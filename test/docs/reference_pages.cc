@@ -116,7 +116,7 @@ struct ConditionDoc {
 };
 
 // The catalogue: which kinds carry a type, what it says, and its reasons
-// with the status they come with (spec/captf-core.md §5.1). Constants, not
+// with the status they come with (docs/reference/conditions.md). Constants, not
 // strings: a renamed reason renames here; an added one fails generation
 // until it is described.
 std::vector<ConditionDoc> conditionCatalogue() {

@@ -1,6 +1,6 @@
 // Image mode against the rig's local OCI registry (Debian's docker-registry,
 // plain HTTP on loopback): a fixture image for every image check of spec
-// §4.9, passing and failing, pushed with `test/rig/rig image push` (gzip and
+// docs/lint.md#image-checks, passing and failing, pushed with `test/rig/rig image push` (gzip and
 // zstd layers, OCI and Docker media types) and `rig image index` (an OCI
 // index and a Docker manifest list with an unknown/unknown attestation).
 #include <filesystem>

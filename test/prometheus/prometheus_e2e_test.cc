@@ -90,10 +90,12 @@ protected:
     return r.exit_code == 0 ? json::parse(r.output, nullptr, false) : json();
   }
 
+  // NOLINTBEGIN(cppcoreguidelines-avoid-non-const-global-variables): gtest suite state
   static inline e2e::ManagerRig manager_;
   static inline std::string dir_;
   static inline pid_t prometheus_pid_ = -1;
   static inline int prometheus_port_ = 0;
+  // NOLINTEND(cppcoreguidelines-avoid-non-const-global-variables)
 };
 
 TEST_F(PrometheusE2eTest, TheJobFailingAlertFiresFromTheSecureEndpoint) {

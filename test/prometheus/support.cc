@@ -6,7 +6,6 @@
 #include <sstream>
 
 #include <absl/status/statusor.h>
-#include <stdlib.h>
 
 #include "manager/controllers/metrics.h"
 #include "manager/kube/clock.h"

@@ -67,20 +67,24 @@ protected:
     return pods.empty() ? json() : pods.front();
   }
 
+  // NOLINTBEGIN(cppcoreguidelines-avoid-non-const-global-variables): gtest suite state
   static std::string state_;
   static std::string dir_;
   static std::chrono::steady_clock::duration first_run_;
   static std::string capi_version_;
   static std::string image_;
   static std::string init_output_;
+  // NOLINTEND(cppcoreguidelines-avoid-non-const-global-variables)
 };
 
+// NOLINTBEGIN(cppcoreguidelines-avoid-non-const-global-variables): gtest suite state
 std::string InstallTest::state_;
 std::string InstallTest::dir_;
 std::chrono::steady_clock::duration InstallTest::first_run_;
 std::string InstallTest::capi_version_;
 std::string InstallTest::image_;
 std::string InstallTest::init_output_;
+// NOLINTEND(cppcoreguidelines-avoid-non-const-global-variables)
 
 TEST_F(InstallTest, ClusterctlInitInstallsBothProvidersAndTheirPodsBecomeReady) {
   EXPECT_THAT(init_output_,

@@ -91,14 +91,18 @@ protected:
     ASSERT_EQ(r.exit_code, 0) << path << ": " << r.output;
   }
 
+  // NOLINTBEGIN(cppcoreguidelines-avoid-non-const-global-variables): gtest suite state
   static std::string out_;
   static std::string dist_;
   static std::string output_;
+  // NOLINTEND(cppcoreguidelines-avoid-non-const-global-variables)
 };
 
+// NOLINTBEGIN(cppcoreguidelines-avoid-non-const-global-variables): gtest suite state
 std::string ReleaseTest::out_;
 std::string ReleaseTest::dist_;
 std::string ReleaseTest::output_;
+// NOLINTEND(cppcoreguidelines-avoid-non-const-global-variables)
 
 TEST_F(ReleaseTest, EveryArtifactIsThereWithItsChecksum) {
   for (const char* name : {"infrastructure-components.yaml", "metadata.yaml", "identity.yaml",

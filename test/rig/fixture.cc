@@ -162,7 +162,7 @@ const Env& shared(Tier tier) {
 }
 
 const Tools& tools() {
-  static const Tools built = [] {
+  static const Tools kBuilt = [] {
     const CommandResult r = run({"bash", sourceDir() + "/test/rig/build/prometheus.sh"});
     // Two lines: the directory of promtool and prometheus, then promql-names.
     std::istringstream lines(r.output);
@@ -177,7 +177,7 @@ const Tools& tools() {
     }
     return Tools{dir + "/promtool", dir + "/prometheus", names};
   }();
-  return built;
+  return kBuilt;
 }
 
 Env another(Tier tier) {

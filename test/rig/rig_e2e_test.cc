@@ -180,19 +180,19 @@ spec:
     }
     apply(manifest);
   };
-  auto waitFor = [&](const std::string& name, const std::string& condition) {
+  auto wait_for = [&](const std::string& name, const std::string& condition) {
     CommandResult r = kubectl(
         *env_, {"-n", "e2e-fit", "wait", "--for=" + condition, "--timeout=120s", "pod/" + name});
     ASSERT_EQ(r.exit_code, 0) << r.output << "\n"
                               << get({"-n", "e2e-fit", "get", "pods", "-o", "yaml"});
   };
   pod("big", "1500m", true);
-  waitFor("big", "jsonpath={.spec.nodeName}=rig-node");
+  wait_for("big", "jsonpath={.spec.nodeName}=rig-node");
   pod("blocked", "1", false);
   pod("small", "100m", false);
   // The kubelet saw `blocked` before `small`: once `small` is done, `blocked`
   // was turned down for want of CPU, and still is while `big` holds 1.5 CPUs.
-  waitFor("small", "jsonpath={.status.phase}=Succeeded");
+  wait_for("small", "jsonpath={.status.phase}=Succeeded");
   EXPECT_EQ(get({"-n", "e2e-fit", "get", "pod", "blocked", "-o", "jsonpath={.spec.nodeName}"}), "");
   EXPECT_EQ(get({"-n", "e2e-fit", "get", "pod", "blocked", "-o", "jsonpath={.status.phase}"}),
             "Pending");
@@ -203,8 +203,8 @@ kind: Secret
 metadata: {name: gate, namespace: e2e-fit}
 stringData: {open: "yes"}
 )");
-  waitFor("big", "jsonpath={.status.phase}=Succeeded");
-  waitFor("blocked", "jsonpath={.status.phase}=Succeeded");
+  wait_for("big", "jsonpath={.status.phase}=Succeeded");
+  wait_for("blocked", "jsonpath={.status.phase}=Succeeded");
 }
 
 // A pod that declares ports gets a network of its own (docs/decisions/
@@ -339,7 +339,7 @@ output "greeting" {
 )");
   const std::string image = pushImage(*env_, dir, "rig/tofu", "v1");
   ASSERT_FALSE(image.empty());
-  // The least privilege the kubernetes backend needs (spec/test-rig.md §6.2).
+  // The least privilege the kubernetes backend needs (docs/decisions/rig-design.md).
   apply(R"(
 apiVersion: v1
 kind: Namespace

@@ -1,6 +1,7 @@
 // The rig never leaves processes behind: not when its owner dies, not when
 // the supervisor itself is killed. Each test runs a private rig.
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -10,7 +11,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 

@@ -22,13 +22,13 @@
 //                   sleeps S seconds
 //   kill:SIG        raise signal SIG
 //   exit:N          exit with N
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <string>
 
-#include <signal.h>
-#include <time.h>
 #include <unistd.h>
 
 namespace {

@@ -2,12 +2,12 @@
 // result document and its signal handling, with the test child standing in
 // for the runtime (the real runtimes are exercised by the e2e tests).
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <thread>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 

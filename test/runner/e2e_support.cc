@@ -210,7 +210,7 @@ std::string Images::module(const std::string& name, const std::string& main_tf,
 
 // --- Objects and Jobs --------------------------------------------------------
 
-// §14.1 and §14.2, from manager/workspace (the manager's one source).
+// docs/behaviour/state.md, from manager/workspace (the manager's one source).
 std::string stateSuffix(const std::string& ns, contract::Role role, const std::string& name) {
   return workspace::stateSuffix(workspace::ObjectRef{.role = role, .ns = ns, .name = name});
 }
@@ -267,7 +267,7 @@ contract::RenderRequest renderRequest(contract::Role role, const std::string& ns
 void createNamespace(const std::string& ns) {
   kubectlCreate({{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}});
   // The runner's ServiceAccount and the rights of ClusterRole captf-runner
-  // (spec §20.2), nothing more.
+  // (docs/behaviour/security.md#runner-clusterrole), nothing more.
   kubectlCreate({{"apiVersion", "v1"},
                  {"kind", "ServiceAccount"},
                  {"metadata", {{"name", "captf-runner"}, {"namespace", ns}}}});

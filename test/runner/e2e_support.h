@@ -3,10 +3,10 @@
 // What the runner's e2e tests and its overhead benchmark share: the rig,
 // module images (noop modules of each role, the runtime at /captf/runtime),
 // the runner image, and Jobs built by the manager's own builder (spec
-// §13.1-13.3): an init container running `runner copy` from the runner
+// docs/behaviour/jobs.md): an init container running `runner copy` from the runner
 // image, the module image's `source` container running
 // `/captf/bin/runner run`, the per-run Secret at /captf/config, the
-// credential mirror, the runner's RBAC (§20.2).
+// credential mirror, the runner's RBAC (docs/behaviour/security.md#runner-clusterrole).
 
 #include <filesystem>
 #include <map>
@@ -73,9 +73,9 @@ private:
   std::map<std::string, std::string> modules_;
 };
 
-// §14.1: hex(sha256("<namespace>/<kind>/<name>"))[0:16] + "-" + kindcode.
+// docs/behaviour/state.md#naming: hex(sha256("<namespace>/<kind>/<name>"))[0:16] + "-" + kindcode.
 std::string stateSuffix(const std::string& ns, contract::Role role, const std::string& name);
-// §14.2 labels as an HCL object for -backend-config=labels=.
+// docs/behaviour/state.md#backend-labels labels as an HCL object for -backend-config=labels=.
 std::string backendLabels(contract::Role role, const std::string& name);
 
 // Inputs of an object `name` of `role` in `ns`, cluster "c1".

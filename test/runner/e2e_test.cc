@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -15,7 +16,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
-#include <signal.h>
 
 #include "absl/strings/escaping.h"
 #include "contract/digest.h"
@@ -36,7 +36,7 @@ using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-using namespace ::captf::runner::e2e; // NOLINT(google-build-using-namespace)
+using namespace ::captf::runner::e2e;
 
 // The runner in the images is fully static: no ELF interpreter (PT_INTERP),
 // so it runs in any module image, with or without a libc.
@@ -95,7 +95,7 @@ TEST_P(RoleE2eTest, NoopModuleAppliesAndTheResultCarriesItsOutputs) {
   job.config = rootFiles(request);
   std::vector<std::string> expected_steps = {"prepare", "init", "validate", "apply"};
   if (role == contract::Role::kCluster) {
-    // Cluster applies are always guarded (spec §17.1).
+    // Cluster applies are always guarded (docs/behaviour/approval.md#destructive-plan-guard).
     auto hash = contract::inputsHash(request, image);
     ASSERT_TRUE(hash.ok()) << hash.status();
     job.extra_args = {"--guard-deletes", "--inputs-hash=" + *hash};

@@ -10,7 +10,7 @@ using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using ::testing::Pair;
 
-// The worked example of spec §13.6, verbatim.
+// The worked example of docs/behaviour/jobs.md#environment-shaping, verbatim.
 TEST(EnvironmentTest, SpecWorkedExample) {
   const Environment container = {
       {"TF_IN_AUTOMATION", "1"},

@@ -284,5 +284,132 @@ TEST(OptionsTest, DoubleDashEndsFlags) {
   EXPECT_EQ(parsed.invocation.copy_destination, "--odd-name");
 }
 
+// pflag's rules that CLI11 does not share, kept on CLI11 (runner/options.cc).
+
+TEST(OptionsTest, UnderscoresInFlagNamesAreDashes) {
+  const ParsedCommandLine parsed = parse(
+      {"run", "--op=apply", "--lock_timeout=10s", "--log_flush_frequency", "2s",
+       "--git_max-bytes=1Mi", "--git-url=https://example.com/r.git",
+       "--git-commit=" + std::string(40, 'a'), "--git-checkout=/captf/src", "--module=/captf/src"});
+  ASSERT_TRUE(parsed.status.ok()) << parsed.status;
+  EXPECT_EQ(parsed.invocation.run.lock_timeout, absl::Seconds(10));
+  EXPECT_EQ(parsed.invocation.logging.flush_frequency, absl::Seconds(2));
+  EXPECT_EQ(parsed.invocation.run.git_max_bytes, 1u << 20);
+  // Only names: a value keeps its underscores.
+  const ParsedCommandLine value = parse({"run", "--op=apply", "--inputs_hash", "a_b"});
+  ASSERT_TRUE(value.status.ok()) << value.status;
+  EXPECT_EQ(value.invocation.run.inputs_hash, "a_b");
+  // An unknown flag is named as it was spelled.
+  EXPECT_THAT(std::string(parse({"run", "--op=apply", "--no_such"}).status.message()),
+              HasSubstr("unknown flag: --no_such"));
+}
+
+TEST(OptionsTest, AFlagsValueIsTheNextArgumentWhateverItIs) {
+  const ParsedCommandLine parsed =
+      parse({"run", "--op", "apply", "--image", "--", "--inputs-hash", "-x", "--expect-plan", "run",
+             "--force-unlock=", "--backend-config", "labels=[a,b]"});
+  ASSERT_TRUE(parsed.status.ok()) << parsed.status;
+  const RunOptions& run = parsed.invocation.run;
+  EXPECT_EQ(run.operation, pb::OPERATION_APPLY);
+  EXPECT_EQ(run.image, "--");
+  EXPECT_EQ(run.inputs_hash, "-x");
+  EXPECT_EQ(run.expect_plan, "run");
+  EXPECT_EQ(run.force_unlock, "");
+  // Not split at commas or brackets (pflag's stringArray).
+  EXPECT_THAT(run.backend_config, ElementsAre("labels=[a,b]"));
+}
+
+TEST(OptionsTest, ALaterUseOfAFlagWins) {
+  const ParsedCommandLine parsed =
+      parse({"run", "--op=apply", "--op=plan", "--image=a", "--image", "b", "-v", "1", "-v3"});
+  ASSERT_TRUE(parsed.status.ok()) << parsed.status;
+  EXPECT_EQ(parsed.invocation.run.operation, pb::OPERATION_PLAN);
+  EXPECT_EQ(parsed.invocation.run.image, "b");
+  EXPECT_EQ(parsed.invocation.logging.verbosity, 3);
+}
+
+TEST(OptionsTest, BoolFlagsTakeGoBoolsInlineOnly) {
+  for (const auto& [arg, want] :
+       std::vector<std::pair<std::string, bool>>{{"--guard-deletes", true},
+                                                 {"--guard-deletes=true", true},
+                                                 {"--guard-deletes=T", true},
+                                                 {"--guard-deletes=1", true},
+                                                 {"--guard-deletes=false", false},
+                                                 {"--guard-deletes=F", false},
+                                                 {"--guard-deletes=0", false}}) {
+    const ParsedCommandLine parsed = parse({"run", "--op=apply", "--inputs-hash=h", arg});
+    ASSERT_TRUE(parsed.status.ok()) << arg << ": " << parsed.status;
+    EXPECT_EQ(parsed.invocation.run.guard_deletes, want) << arg;
+  }
+  // CLI11 would take these; Go's strconv.ParseBool does not.
+  for (const std::string arg : {"--guard-deletes=yes", "--guard-deletes=on", "--guard-deletes="}) {
+    EXPECT_THAT(std::string(parse({"run", "--op=apply", arg}).status.message()),
+                HasSubstr("for \"--guard-deletes\" flag: want true or false"))
+        << arg;
+  }
+  // A bool never takes the next argument.
+  EXPECT_THAT(
+      std::string(parse({"run", "--op=apply", "--inputs-hash=h", "--guard-deletes", "false"})
+                      .status.message()),
+      HasSubstr("run: unexpected argument \"false\""));
+}
+
+TEST(OptionsTest, ShorthandsAsPflagReadsThem) {
+  EXPECT_THAT(std::string(parse({"run", "--op=apply", "-v"}).status.message()),
+              HasSubstr("flag needs an argument: 'v' in -v"));
+  EXPECT_THAT(std::string(parse({"run", "--op=apply", "-xv"}).status.message()),
+              HasSubstr("unknown shorthand flag: 'x' in -xv"));
+  // -h is a bool, so -hv reads -h, then -v with the next argument.
+  EXPECT_EQ(parse({"run", "-hv", "2"}).invocation.command, Command::kHelp);
+  EXPECT_EQ(parse({"-h=false", "version"}).invocation.command, Command::kVersion);
+  EXPECT_THAT(std::string(parse({"run", "---op=apply"}).status.message()),
+              HasSubstr("bad flag syntax: ---op=apply"));
+}
+
+TEST(OptionsTest, ErrorsComeInCommandLineOrder) {
+  EXPECT_THAT(std::string(parse({"run", "--op=bogus", "--frobnicate"}).status.message()),
+              HasSubstr("for \"--op\" flag"));
+  EXPECT_THAT(std::string(parse({"run", "--frobnicate", "--op=bogus"}).status.message()),
+              HasSubstr("unknown flag: --frobnicate"));
+  EXPECT_THAT(std::string(parse({"run", "--lock-timeout=soon", "--op"}).status.message()),
+              HasSubstr("want a duration"));
+  // Help stops the parse where it is read.
+  EXPECT_EQ(parse({"run", "-h", "--frobnicate", "--op=bogus"}).invocation.command, Command::kHelp);
+  EXPECT_THAT(std::string(parse({"run", "--op=bogus", "--help"}).status.message()),
+              HasSubstr("for \"--op\" flag"));
+}
+
+TEST(OptionsTest, TheFirstArgumentIsTheCommand) {
+  // Flags may come before the command, run flags too.
+  ParsedCommandLine parsed = parse({"--op=plan", "-v=2", "run"});
+  ASSERT_TRUE(parsed.status.ok()) << parsed.status;
+  EXPECT_EQ(parsed.invocation.command, Command::kRun);
+  EXPECT_EQ(parsed.invocation.run.operation, pb::OPERATION_PLAN);
+  EXPECT_EQ(parsed.invocation.logging.verbosity, 2);
+  // A later argument naming a command is an argument.
+  parsed = parse({"copy", "run"});
+  ASSERT_TRUE(parsed.status.ok()) << parsed.status;
+  EXPECT_EQ(parsed.invocation.copy_destination, "run");
+  EXPECT_THAT(std::string(parse({"launch", "run", "--op=apply"}).status.message()),
+              HasSubstr("only run takes it"));
+  EXPECT_THAT(std::string(parse({"launch", "run"}).status.message()),
+              HasSubstr("unknown command \"launch\""));
+  EXPECT_THAT(std::string(parse({"--op=apply", "copy", "/x"}).status.message()),
+              HasSubstr("unknown flag: --op (only run takes it)"));
+  EXPECT_THAT(std::string(parse({"run", "--op=apply", "--", "--image=x"}).status.message()),
+              HasSubstr("run: unexpected argument \"--image=x\""));
+}
+
+TEST(OptionsTest, UsageTextIsCli11sHelpOfEveryFlag) {
+  const std::string text = usageText();
+  for (const std::string want :
+       {"Usage: runner", "copy", "run", "version", "run flags:", "global flags:", "--op",
+        "--bin stringArray=/captf/runtime", "--lock-timeout duration=5m", "--git-max-bytes",
+        "256Mi", "--restore-resources int", "--guard-deletes", "-v,--v int", "--vmodule",
+        "--feature-gates", "--log-json-info-buffer-size quantity", "-h,--help", "--version"}) {
+    EXPECT_THAT(text, HasSubstr(want));
+  }
+}
+
 } // namespace
 } // namespace captf::runner

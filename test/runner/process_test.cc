@@ -1,12 +1,12 @@
 // PosixProcessRunner and SignalStopSource against a real child process
 // (test/runner/child.cc). Hermetic: local processes only.
 #include <atomic>
+#include <csignal>
 #include <fstream>
 #include <thread>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 

@@ -1,11 +1,11 @@
 #include "test/runner/testing.h"
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 #include <sys/stat.h>
 
 #include "test/contract/test_util.h"

@@ -297,25 +297,6 @@ TEST_F(AdmissionHandlerTest, IdentityDeleteChecksUsage) {
       handle(review("TerraformClusterIdentity", "DELETE", nullptr, api::toJson(identity))).allowed);
 }
 
-TEST(AccessReviewTest, ParsesResponses) {
-  absl::StatusOr<AccessDecision> d = parseAccessReviewResponse(json::parse(
-      R"({"kind": "SubjectAccessReview", "status": {"allowed": true, "reason": "rbac"}})"));
-  ASSERT_TRUE(d.ok());
-  EXPECT_TRUE(d->allowed);
-  EXPECT_EQ(d->reason, "rbac");
-  d = parseAccessReviewResponse(json::parse(
-      R"({"kind": "SubjectAccessReview", "status": {"allowed": true, "denied": true}})"));
-  ASSERT_TRUE(d.ok());
-  EXPECT_FALSE(d->allowed);
-  EXPECT_FALSE(parseAccessReviewResponse(json::parse(R"({"kind": "Status"})")).ok());
-  EXPECT_FALSE(
-      parseAccessReviewResponse(json::parse(R"({"kind": "SubjectAccessReview", "status": {}})"))
-          .ok());
-  EXPECT_FALSE(parseAccessReviewResponse(
-                   json::parse(R"({"kind": "SubjectAccessReview", "status": {"allowed": "yes"}})"))
-                   .ok());
-}
-
 // Robustness: every truncation of a real review, and every node of it
 // replaced by each JSON type, decodes to a value or an error and is then
 // handled without crashing (the sanitizers watch for the rest).

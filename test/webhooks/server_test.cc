@@ -1,6 +1,8 @@
 // The webhook HTTPS server over loopback: AdmissionReview in and out, keep-
-// alive, the body limit, routing by path, TLS versions, and certificate
-// rotation without dropping connections.
+// alive, routing by path, and handlers that wait on the API server. The
+// transport itself (TLS versions, curves, the body limit, certificates and
+// their rotation) is tested with kube::HttpsServer in
+// test/manager/kube/https_server_test.cc.
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
@@ -75,7 +77,7 @@ protected:
     std::filesystem::remove_all(dir_);
   }
 
-  void start(ServerOptions options = {}) {
+  void start(kube::ServerOptions options = {}) {
     options.address = "127.0.0.1";
     options.port = 0;
     options.cert_dir = dir_.string();
@@ -160,7 +162,7 @@ private:
 TEST_F(WebhookServerTest, AReviewWaitingOnTheApiServerDoesNotStallOtherConnections) {
   GatedReviewer reviewer;
   AdmissionHandler handler(reviewer, reviewer);
-  ServerOptions options;
+  kube::ServerOptions options;
   options.address = "127.0.0.1";
   options.port = 0;
   options.cert_dir = dir_.string();
@@ -211,151 +213,6 @@ TEST_F(WebhookServerTest, MalformedReviewsAreDeniedAsBadRequests) {
   EXPECT_EQ(doc["response"]["uid"], "u-9");
   EXPECT_EQ(doc["response"]["allowed"], false);
   EXPECT_EQ(doc["response"]["status"]["code"], 400);
-}
-
-TEST_F(WebhookServerTest, RefusesBodiesOverTheLimitWith413) {
-  ServerOptions options;
-  options.max_body_bytes = 1024;
-  start(options);
-  HttpsClient c = client();
-  auto r = c.post(kClusterPath, std::string(4096, 'x'));
-  ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_EQ(r->status, 413);
-  EXPECT_FALSE(r->keep_alive);
-}
-
-TEST_F(WebhookServerTest, EnforcesTheMinimumTlsVersion) {
-  ServerOptions options;
-  options.tls.min_version = TlsVersion::kTls13;
-  start(options);
-  HttpsClient old_client = client(/*max_tls12=*/true);
-  EXPECT_FALSE(old_client.connect().ok());
-  HttpsClient new_client = client();
-  EXPECT_TRUE(new_client.connect().ok());
-}
-
-TEST_F(WebhookServerTest, HandshakesOnlyOnThePreferredCurves) {
-  ServerOptions options;
-  options.tls.curve_preferences = {24, 23}; // P-384, P-256
-  start(options);
-  HttpsClient x25519 = client();
-  x25519.offerGroups("X25519");
-  EXPECT_FALSE(x25519.connect().ok());
-  HttpsClient p384 = client();
-  p384.offerGroups("X25519:P-384");
-  EXPECT_TRUE(p384.connect().ok());
-}
-
-TEST_F(WebhookServerTest, RejectsUnknownCurves) {
-  ServerOptions options;
-  options.address = "127.0.0.1";
-  options.port = 0;
-  options.cert_dir = dir_.string();
-  options.tls.curve_preferences = {23, 7};
-  WebhookServer server(options, handler_, nullLogger());
-  const absl::Status started = server.start();
-  EXPECT_FALSE(started.ok());
-  EXPECT_NE(started.message().find("unsupported TLS curve ID 7"), std::string_view::npos)
-      << started;
-}
-
-TEST_F(WebhookServerTest, RejectsUnknownCipherSuitesAndVersions) {
-  EXPECT_FALSE(parseTlsVersion("VersionTLS14").ok());
-  EXPECT_EQ(*parseTlsVersion("VersionTLS13"), TlsVersion::kTls13);
-  ServerOptions options;
-  options.address = "127.0.0.1";
-  options.port = 0;
-  options.cert_dir = dir_.string();
-  options.tls.cipher_suites = {"TLS_NOT_A_SUITE"};
-  WebhookServer server(options, handler_, nullLogger());
-  EXPECT_FALSE(server.start().ok());
-  options.tls.cipher_suites = {"TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
-                               "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305"};
-  WebhookServer server2(options, handler_, nullLogger());
-  EXPECT_TRUE(server2.start().ok());
-}
-
-TEST_F(WebhookServerTest, NotReadyWithoutACertificate) {
-  std::filesystem::remove(dir_ / "tls.crt");
-  ServerOptions options;
-  options.address = "127.0.0.1";
-  options.port = 0;
-  options.cert_dir = dir_.string();
-  WebhookServer server(options, handler_, nullLogger());
-  EXPECT_FALSE(server.ready().ok());
-  EXPECT_FALSE(server.start().ok());
-}
-
-TEST_F(WebhookServerTest, ServesAGeneratedSelfSignedPairOnlyWhenNoFileExists) {
-  ServerOptions options;
-  options.address = "127.0.0.1";
-  options.port = 0;
-  options.cert_dir = (dir_ / "empty").string();
-  options.missing_certificate = MissingCertificate::kSelfSigned;
-  HttpsServer server(
-      options,
-      [](const HttpRequest& r) {
-        return HttpReply{200, "text/plain",
-                         std::string(r.method) + " " + std::string(r.authorization)};
-      },
-      nullLogger());
-  ASSERT_TRUE(server.start().ok());
-  EXPECT_TRUE(server.selfSigned());
-  EXPECT_TRUE(server.ready().ok());
-  HttpsClient c("127.0.0.1", server.port(), "");
-  c.setBearerToken("t0ken");
-  auto r = c.put("/x", "1");
-  ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_TRUE(c.peerSelfSigned());
-  EXPECT_EQ(r->body, "PUT Bearer t0ken");
-
-  // With the files present they are served, not a generated pair.
-  options.cert_dir = dir_.string();
-  HttpsServer with_files(
-      options, [](const HttpRequest&) { return HttpReply{}; }, nullLogger());
-  ASSERT_TRUE(with_files.start().ok());
-  EXPECT_FALSE(with_files.selfSigned());
-  HttpsClient verified("127.0.0.1", with_files.port(), ca_.cert_pem);
-  ASSERT_TRUE(verified.connect().ok());
-  EXPECT_EQ(verified.peerSerial(), 100);
-  EXPECT_FALSE(verified.peerSelfSigned());
-
-  // One file without the other is an error, not a silent fallback.
-  std::filesystem::remove(dir_ / "tls.key");
-  HttpsServer half(
-      options, [](const HttpRequest&) { return HttpReply{}; }, nullLogger());
-  EXPECT_FALSE(half.start().ok());
-}
-
-TEST_F(WebhookServerTest, RotatesTheCertificateWithoutDroppingOpenConnections) {
-  start();
-  EXPECT_TRUE(server_->ready().ok());
-  HttpsClient old_conn = client();
-  ASSERT_TRUE(old_conn.connect().ok());
-  EXPECT_EQ(old_conn.peerSerial(), 100);
-
-  testing::writePair(dir_.string(), testing::makeServingCert(ca_, {"localhost"}, 200));
-  for (int i = 0; i < 200 && server_->certificateGeneration() < 2; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  ASSERT_EQ(server_->certificateGeneration(), 2);
-
-  HttpsClient new_conn = client();
-  ASSERT_TRUE(new_conn.connect().ok());
-  EXPECT_EQ(new_conn.peerSerial(), 200);
-  // The connection opened before the rotation still serves.
-  auto r = old_conn.post(kClusterPath,
-                         testing::admissionReview("uid-old", "TerraformCluster", kGoodCluster));
-  ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_EQ(nlohmann::json::parse(r->body)["response"]["uid"], "uid-old");
-
-  // A key that does not match the certificate is not taken.
-  const KeyPair third = testing::makeServingCert(ca_, {"localhost"}, 300);
-  const KeyPair fourth = testing::makeServingCert(ca_, {"localhost"}, 400);
-  testing::writePair(dir_.string(), {third.cert_pem, fourth.key_pem});
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  EXPECT_EQ(server_->certificateGeneration(), 2);
-  EXPECT_TRUE(server_->ready().ok());
 }
 
 TEST(WebhookRegistrationsTest, ConfigWebhookManifestIsGeneratedFromTheRegistrations) {

@@ -307,7 +307,7 @@ TEST(ValidatorsTest, JobSecurityContext) {
 }
 
 TEST(ValidatorsTest, LockTimeoutBelowDeadline) {
-  auto withJobs = [](std::optional<std::int32_t> lock, std::optional<std::int64_t> deadline) {
+  auto with_jobs = [](std::optional<std::int32_t> lock, std::optional<std::int64_t> deadline) {
     return [lock, deadline](api::TerraformMachinePool& p) {
       p.spec.jobs = api::JobPolicy{};
       p.spec.jobs->lock_timeout_seconds = lock;
@@ -316,16 +316,16 @@ TEST(ValidatorsTest, LockTimeoutBelowDeadline) {
   };
   runCreateCases<api::TerraformMachinePool>(
       {
-          {"lock below deadline", withJobs(299, 300), {}},
-          {"only lock", withJobs(3600, std::nullopt), {}},
-          {"only deadline", withJobs(std::nullopt, 1), {}},
+          {"lock below deadline", with_jobs(299, 300), {}},
+          {"only lock", with_jobs(3600, std::nullopt), {}},
+          {"only deadline", with_jobs(std::nullopt, 1), {}},
           {"equal",
-           withJobs(300, 300),
+           with_jobs(300, 300),
            {"spec.jobs.lockTimeoutSeconds: Invalid value: 300: must be less than "
             "activeDeadlineSeconds (300) of the same policy, or the Job's deadline ends the run "
             "while it still waits for the state lock"}},
           {"above",
-           withJobs(600, 60),
+           with_jobs(600, 60),
            {"spec.jobs.lockTimeoutSeconds: Invalid value: 600: must be less than "
             "activeDeadlineSeconds (60) of the same policy, or the Job's deadline ends the run "
             "while it still waits for the state lock"}},

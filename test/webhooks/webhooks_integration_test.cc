@@ -7,6 +7,7 @@
 // sustained load must not fail a single admission.
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -21,15 +22,16 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
-#include <signal.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 #include <sys/wait.h>
 #include <yaml-cpp/yaml.h>
 
+#include "manager/kube/authorization.h"
 #include "manager/kube/clock.h"
 #include "manager/kube/config.h"
 #include "manager/kube/discovery.h"
+#include "manager/kube/https_server.h"
 #include "test/rig/fixture.h"
 #include "test/webhooks/https_client.h"
 #include "test/webhooks/test_certs.h"
@@ -185,7 +187,7 @@ struct Installation {
   kube::StaticRestMapper mapper;
   std::unique_ptr<kube::ApiClient> client;
   std::unique_ptr<KubeAdmissionLookups> lookups;
-  std::unique_ptr<KubeAccessReviewer> reviewer;
+  std::unique_ptr<kube::KubeAccessReviewer> reviewer;
   std::unique_ptr<AdmissionHandler> handler;
   std::unique_ptr<WebhookServer> server;
 };
@@ -229,9 +231,9 @@ void install() {
   addAdmissionResources(inst->mapper);
   inst->client = std::make_unique<kube::ApiClient>(*inst->rest, inst->mapper);
   inst->lookups = std::make_unique<KubeAdmissionLookups>(*inst->client);
-  inst->reviewer = std::make_unique<KubeAccessReviewer>(*inst->rest);
+  inst->reviewer = std::make_unique<kube::KubeAccessReviewer>(*inst->rest);
   inst->handler = std::make_unique<AdmissionHandler>(*inst->lookups, *inst->reviewer);
-  ServerOptions options;
+  kube::ServerOptions options;
   options.address = "127.0.0.1";
   options.port = 0;
   options.cert_dir = inst->cert_dir;

@@ -9,7 +9,7 @@
 #include "lint/contract_source.h"
 #include "test/lint/oci/oci_test_util.h"
 
-// Every image check of spec §4.9, passing and failing, on images written as
+// Every image check of docs/lint.md#image-checks, passing and failing, on images written as
 // OCI layouts and linted through the command line (`oci:` references).
 namespace captf::lint {
 namespace {

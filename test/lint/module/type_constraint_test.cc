@@ -50,7 +50,7 @@ TEST(ParseTypeConstraint, Errors) {
 }
 
 TEST(Compatible, SpecExamples) {
-  // §4.7 examples.
+  // docs/lint.md#type-compatibility examples.
   EXPECT_TRUE(accepts("object({name=string,namespace=string})", "any"));
   EXPECT_TRUE(accepts("any", "object({name=string, namespace=string})"));
   EXPECT_TRUE(accepts("object({pods=optional(list(string), []), services=optional(list(string), "

@@ -431,8 +431,10 @@ protected:
     }
   }
 
+  // NOLINTBEGIN(cppcoreguidelines-avoid-non-const-global-variables): gtest suite state
   static inline e2e::ManagerRig manager_;
   static inline std::unique_ptr<KubeadmStandIn> stand_in_;
+  // NOLINTEND(cppcoreguidelines-avoid-non-const-global-variables)
 };
 
 TEST_F(ClusterClassE2eTest, ATopologyClusterProvisionsItsClusterMachinesAndPool) {

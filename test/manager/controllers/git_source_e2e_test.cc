@@ -15,6 +15,7 @@
 //   bad credentials, an unknown branch and an unreachable server each give a
 //   named DependenciesReady reason and no Job, and fixing them recovers;
 //   100 objects on 3 remotes cost 3 ls-remote calls per interval.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -23,7 +24,6 @@
 #include <memory>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -147,16 +147,20 @@ protected:
     return notes;
   }
 
+  // NOLINTBEGIN(cppcoreguidelines-avoid-non-const-global-variables): gtest suite state
   static e2e::ManagerRig manager_;
   static std::string runtime_image_;
   static std::unique_ptr<rig::GitRepo> repo_;
   static std::string main_v1_;
+  // NOLINTEND(cppcoreguidelines-avoid-non-const-global-variables)
 };
 
+// NOLINTBEGIN(cppcoreguidelines-avoid-non-const-global-variables): gtest suite state
 e2e::ManagerRig GitSourceE2eTest::manager_;
 std::string GitSourceE2eTest::runtime_image_;
 std::unique_ptr<rig::GitRepo> GitSourceE2eTest::repo_;
 std::string GitSourceE2eTest::main_v1_;
+// NOLINTEND(cppcoreguidelines-avoid-non-const-global-variables)
 
 TEST_F(GitSourceE2eTest, ABranchAppliesAndAPushReappliesWithinAPollInterval) {
   // Its own branch, so other tests' pushes do not move it.
@@ -241,8 +245,10 @@ TEST_F(GitSourceE2eTest, AMachineReportsANewCommitWithoutReapplying) {
       << object("terraformmachine", "m").dump(2);
   EXPECT_THAT(eventNotes("m", "NewCommitAvailable"),
               ::testing::Contains(HasSubstr("keeps " + m1.substr(0, 12))));
-  // Several intervals later: still the first commit, still one apply.
-  std::this_thread::sleep_for(std::chrono::seconds(3 * kPollSeconds));
+  // Three listings of the remote later: still the first commit, still one
+  // apply (counted listings, not a fixed sleep).
+  const int listed = repo_->counts().ref_advertisements;
+  ASSERT_TRUE(eventually([&] { return repo_->counts().ref_advertisements >= listed + 3; }));
   const json tm = object("terraformmachine", "m");
   EXPECT_EQ(statusCommit(tm), m1);
   EXPECT_EQ(applies("m").size(), 1U);
@@ -311,14 +317,14 @@ TEST_F(GitSourceE2eTest, AnSshRemoteWithAKnownHostKeyWorksAndAChangedOneIsRefuse
   // The rig's sshd serves the same repositories; host keys are always
   // checked against the Secret's known_hosts.
   const std::string url = repo_->sshUrl();
-  const auto sshSecret = [](const std::string& name, const std::string& known_hosts) {
+  const auto ssh_secret = [](const std::string& name, const std::string& known_hosts) {
     apply({{"apiVersion", "v1"},
            {"kind", "Secret"},
            {"metadata", {{"name", name}, {"namespace", kNamespace}}},
            {"stringData",
             {{"ssh-privatekey", rig::readFile(env().git_ssh_key)}, {"known_hosts", known_hosts}}}});
   };
-  sshSecret("ssh-good", rig::readFile(env().git_known_hosts));
+  ssh_secret("ssh-good", rig::readFile(env().git_known_hosts));
   // Another host key under the server's name: what a man in the middle shows.
   const std::string other = "/tmp/captf-git-e2e-other-hostkey";
   std::remove(other.c_str());
@@ -327,7 +333,7 @@ TEST_F(GitSourceE2eTest, AnSshRemoteWithAKnownHostKeyWorksAndAChangedOneIsRefuse
   std::string known = rig::readFile(env().git_known_hosts);
   const std::string pub = rig::readFile(other + ".pub");
   const std::string host = known.substr(0, known.find(' '));
-  sshSecret("ssh-changed", host + " " + pub.substr(0, pub.rfind(' ')) + "\n");
+  ssh_secret("ssh-changed", host + " " + pub.substr(0, pub.rfind(' ')) + "\n");
 
   json good = gitSource({{"commit", main_v1_}}, "cluster", url);
   good["git"]["secretRef"]["name"] = "ssh-good";
@@ -390,18 +396,28 @@ TEST_F(GitSourceE2eTest, AHundredObjectsOnThreeRemotesCostThreeListingsPerInterv
     }
     return true;
   })) << object("terraformcluster", "many-0").dump(2);
-  // Over five intervals, about five listings per remote: never one per object.
+  // Listings are per remote and interval, never per object: wait until the
+  // slowest remote has been listed three more times (no fixed window: the
+  // machine's load sets the pace), then no remote may have been listed
+  // anywhere near once per object (33-34 objects each).
   std::map<std::string, int> before;
   for (const auto& remote : remotes) {
     before[remote->name()] = remote->counts().ref_advertisements;
   }
-  std::this_thread::sleep_for(std::chrono::seconds(5 * kPollSeconds));
+  const auto listed = [&](const rig::GitRepo& remote) {
+    return remote.counts().ref_advertisements - before[remote.name()];
+  };
+  ASSERT_TRUE(eventually(
+      [&] {
+        return std::ranges::all_of(remotes,
+                                   [&](const auto& remote) { return listed(*remote) >= 3; });
+      },
+      std::chrono::seconds(40 * kPollSeconds)));
   for (const auto& remote : remotes) {
-    const int listings = remote->counts().ref_advertisements - before[remote->name()];
-    EXPECT_GE(listings, 3) << remote->name();
-    EXPECT_LE(listings, 7) << remote->name();
-    std::cout << remote->name() << ": " << listings << " ls-remote calls in " << 5 * kPollSeconds
-              << " s for 33-34 objects\n";
+    const int listings = listed(*remote);
+    EXPECT_LE(listings, 10) << remote->name() << ": listed about once per object, not per interval";
+    std::cout << remote->name() << ": " << listings
+              << " ls-remote calls while the slowest remote had 3, for 33-34 objects\n";
   }
   EXPECT_TRUE(applies("many-0").empty());
 }

@@ -81,7 +81,7 @@ TEST(DeliveryOfTest, TextKeysAreAlsoVariablesEveryKeyIsAFile) {
       {"pem", "-----BEGIN KEY-----\nMIIB\tx\n-----END KEY-----\n"},
       {"utf8", "caf\xc3\xa9 \xe2\x9c\x93 \xf0\x9f\x94\x91"},
       {"empty", ""},
-      {"TF_VAR_region", "us-east-1"}, // the runner drops it (spec §13.6)
+      {"TF_VAR_region", "us-east-1"}, // the runner drops it (docs/behaviour/jobs.md)
   }));
   EXPECT_EQ(delivery.files, (std::vector<std::string>{"AWS_ACCESS_KEY_ID", "TF_VAR_region", "empty",
                                                       "pem", "utf8"}));

@@ -1,4 +1,4 @@
-// The captf_* families of spec §8 (docs/reference/metrics.md): the registry
+// The captf_* families of docs/reference/metrics.md (docs/reference/metrics.md): the registry
 // CaptfMetrics fills holds exactly the specified families, each with its type,
 // its label names in order and an [ALPHA] HELP; captf_jobs_active counts the
 // running run Jobs of the Job cache at scrape time; the per-object gauges go
@@ -39,7 +39,7 @@ constexpr kube::MetricType kCounter = kube::MetricType::kCounter;
 constexpr kube::MetricType kGauge = kube::MetricType::kGauge;
 constexpr kube::MetricType kHistogram = kube::MetricType::kHistogram;
 
-// Spec §8, row by row, written out here rather than read from the code so
+// Spec docs/reference/metrics.md, row by row, written out here rather than read from the code so
 // that a family dropped, renamed, retyped or relabelled there fails.
 const std::vector<Family>& specifiedFamilies() {
   static const auto* families = new std::vector<Family>{
@@ -74,7 +74,8 @@ const std::vector<Family>& specifiedFamilies() {
       {"captf_state_restores_total", kCounter, {"kind", "result"}},
       {"captf_plan_approvals_total", kCounter, {"kind", "result"}},
       {"captf_build_info", kGauge, {"version", "commit", "contract"}},
-      // Beyond §8: the ref watcher's listings (docs/decisions/git-sources.md).
+      // Beyond docs/reference/metrics.md: the ref watcher's listings
+      // (docs/decisions/git-sources.md).
       {"captf_git_ls_remote_total", kCounter, {"result"}},
   };
   return *families;
@@ -105,7 +106,8 @@ TEST(CaptfMetricsTest, RegistersExactlyTheSpecifiedFamiliesWithTheirTypesAndLabe
   for (const auto& [name, description] : registered) {
     EXPECT_TRUE(specified.contains(name)) << name << " is registered but not specified";
   }
-  EXPECT_EQ(specifiedFamilies().size(), 32U) << "31 of §8 and the ref watcher's";
+  EXPECT_EQ(specifiedFamilies().size(), 32U)
+      << "31 of docs/reference/metrics.md and the ref watcher's";
 }
 
 TEST(CaptfMetricsTest, EveryFamilyIsExposedWithItsTypeEvenBeforeASample) {

@@ -32,11 +32,13 @@
 #include <spdlog/spdlog.h>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
 #include "contract/roles.h"
+#include "manager/kube/certificates.h"
+#include "manager/kube/https_server.h"
 #include "test/manager/controllers/manager_e2e.h"
 #include "test/runner/e2e_support.h"
 #include "webhooks/registrations.h"
-#include "webhooks/server.h"
 
 namespace captf::controllers {
 namespace {
@@ -179,8 +181,11 @@ protected:
 
   static inline const std::map<std::string, std::string> kAppliesSucceeded = {
       {"kind", "TerraformCluster"}, {"op", "apply"}, {"result", "succeeded"}};
+  // One rig and module image per suite (SetUpTestSuite), shared by its cases.
+  // NOLINTBEGIN(cppcoreguidelines-avoid-non-const-global-variables): gtest suite state
   static inline std::string module_image_;
   static inline e2e::ManagerRig manager_;
+  // NOLINTEND(cppcoreguidelines-avoid-non-const-global-variables)
 };
 
 TEST_F(TerraformClusterE2eTest, ManagerServesProbesMetricsAndWebhooks) {
@@ -195,7 +200,7 @@ TEST_F(TerraformClusterE2eTest, ManagerServesProbesMetricsAndWebhooks) {
   ASSERT_EQ(metrics.exit_code, 0) << metrics.output;
   EXPECT_THAT(metrics.output, HasSubstr("captf_build_info{"));
   EXPECT_THAT(metrics.output, HasSubstr("# HELP captf_jobs_total [ALPHA] "));
-  // The manager's own registry serves every family of spec §8, typed,
+  // The manager's own registry serves every family of docs/reference/metrics.md, typed,
   // before any sample (test/manager/controllers/metrics_test.cc checks
   // the labels).
   for (const auto& [family, type] : std::vector<std::pair<std::string, std::string>>{
@@ -230,7 +235,8 @@ TEST_F(TerraformClusterE2eTest, ManagerServesProbesMetricsAndWebhooks) {
            {"captf_state_restores_total", "counter"},
            {"captf_plan_approvals_total", "counter"},
            {"captf_build_info", "gauge"}}) {
-    EXPECT_THAT(metrics.output, HasSubstr("# TYPE " + family + " " + type + "\n")) << family;
+    EXPECT_THAT(metrics.output, HasSubstr(absl::StrCat("# TYPE ", family, " ", type, "\n")))
+        << family;
   }
   // Leader election on the fixed Lease.
   ASSERT_TRUE(eventually([] {
@@ -562,7 +568,7 @@ TEST_F(TerraformClusterE2eTest, ReconcileLogLinesAreJsonWithTheObjectAndItsClust
   const json owner = {{"name", cluster_name}, {"namespace", kNamespace}};
   // The reconcile lines of the object, each parsed; empty until one names
   // its Cluster.
-  const auto reconcileLines = [&] {
+  const auto reconcile_lines = [&] {
     std::vector<json> found;
     std::istringstream in(manager_.processLog());
     for (std::string line; std::getline(in, line);) {
@@ -574,7 +580,7 @@ TEST_F(TerraformClusterE2eTest, ReconcileLogLinesAreJsonWithTheObjectAndItsClust
     return found;
   };
   const auto created = [&] {
-    for (const json& line : reconcileLines()) {
+    for (const json& line : reconcile_lines()) {
       if (line.value("msg", "") == "run Job created") {
         return line;
       }
@@ -596,7 +602,7 @@ TEST_F(TerraformClusterE2eTest, ReconcileLogLinesAreJsonWithTheObjectAndItsClust
   EXPECT_EQ(line["v"], 0);
   EXPECT_TRUE(line["ts"].is_number()) << line.dump();
   // Every reconcile line: the owner once resolved, nothing inside msg.
-  const std::vector<json> lines = reconcileLines();
+  const std::vector<json> lines = reconcile_lines();
   bool decided = false;
   for (json each : lines) {
     const std::string msg = each.value("msg", "");
@@ -754,18 +760,18 @@ public:
   explicit JobCreateHold(const std::string& owner) : name_("captf-e2e-hold-" + owner) {
     const std::string dir = env().dir + "/" + name_;
     std::filesystem::create_directories(dir);
-    auto pair = webhooks::selfSignedPair("127.0.0.1");
+    auto pair = kube::selfSignedPair("127.0.0.1");
     EXPECT_TRUE(pair.ok()) << pair.status();
     std::ofstream(dir + "/tls.crt") << pair->cert_pem;
     std::ofstream(dir + "/tls.key") << pair->key_pem;
-    webhooks::ServerOptions options;
+    kube::ServerOptions options;
     options.name = "hold";
     options.address = "127.0.0.1";
     options.port = 0;
     options.cert_dir = dir;
     options.request_timeout = std::chrono::seconds(40);
-    server_ = std::make_unique<webhooks::HttpsServer>(
-        options, [this](const webhooks::HttpRequest& request) { return answer(request); },
+    server_ = std::make_unique<kube::HttpsServer>(
+        options, [this](const kube::IncomingRequest& request) { return answer(request); },
         std::make_shared<spdlog::logger>("hold", std::make_shared<spdlog::sinks::null_sink_mt>()),
         [](std::string_view) { return true; });
     const absl::Status started = server_->start();
@@ -832,7 +838,7 @@ public:
   }
 
 private:
-  webhooks::HttpReply answer(const webhooks::HttpRequest& request) {
+  kube::HttpReply answer(const kube::IncomingRequest& request) {
     const json review = json::parse(request.body, nullptr, false);
     const json req = review.is_object() ? review.value("request", json::object()) : json::object();
     {
@@ -848,11 +854,11 @@ private:
     json response = {{"apiVersion", "admission.k8s.io/v1"},
                      {"kind", "AdmissionReview"},
                      {"response", {{"uid", req.value("uid", "")}, {"allowed", true}}}};
-    return webhooks::HttpReply{200, "application/json", response.dump()};
+    return kube::HttpReply{200, "application/json", response.dump()};
   }
 
   const std::string name_;
-  std::unique_ptr<webhooks::HttpsServer> server_;
+  std::unique_ptr<kube::HttpsServer> server_;
   std::mutex mu_;
   std::condition_variable cv_;
   int dry_runs_ = 0;

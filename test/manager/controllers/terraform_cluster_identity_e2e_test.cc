@@ -147,12 +147,16 @@ protected:
         {{"source", {{"image", cluster_image_}}}, {"identityRef", {{"name", kIdentity}}}});
   }
 
+  // NOLINTBEGIN(cppcoreguidelines-avoid-non-const-global-variables): gtest suite state
   static e2e::ManagerRig manager_;
   static std::string cluster_image_;
+  // NOLINTEND(cppcoreguidelines-avoid-non-const-global-variables)
 };
 
+// NOLINTBEGIN(cppcoreguidelines-avoid-non-const-global-variables): gtest suite state
 e2e::ManagerRig TerraformClusterIdentityE2eTest::manager_;
 std::string TerraformClusterIdentityE2eTest::cluster_image_;
+// NOLINTEND(cppcoreguidelines-avoid-non-const-global-variables)
 
 TEST_F(TerraformClusterIdentityE2eTest, AnIdentityReportsItsSecretAndDropsLegacyOwners) {
   ASSERT_TRUE(eventually([] {
@@ -260,7 +264,7 @@ TEST_F(TerraformClusterIdentityE2eTest, RotatingTheSecretRewritesEveryCopyByteFo
 }
 
 // docs/decisions/manager-identity.md, "Rotation": a rotation alone
-// re-applies nothing (the credential is not in the inputs hash, spec §12.8);
+// re-applies nothing (the credential is not in the inputs hash, docs/behaviour/inputs.md);
 // the next Job of each object using the identity, whatever starts it, gets
 // the new bytes, because the pass that creates a Job rewrites a stale mirror
 // first. The probe module reports hashes of the files it was given; a
@@ -299,8 +303,8 @@ TEST_F(TerraformClusterIdentityE2eTest, TheNextJobAfterARotationSeesTheNewCreden
   // The newest apply Job of the cluster in `ns`: it succeeded, references
   // the mirror (the text key through a secretKeyRef, the binary one in no
   // env entry), and the module reported `message`.
-  const auto nextApplySees = [&](const std::string& ns, const std::string& name,
-                                 const std::string& message) {
+  const auto next_apply_sees = [&](const std::string& ns, const std::string& name,
+                                   const std::string& message) {
     std::string job;
     const bool reported = eventually(
         [&] {
@@ -342,7 +346,7 @@ TEST_F(TerraformClusterIdentityE2eTest, TheNextJobAfterARotationSeesTheNewCreden
   rotate(token1, blob1);
   touch("1");
   for (const auto& [ns, name] : clusters) {
-    nextApplySees(ns, name, probeMessage(token1, blob1));
+    next_apply_sees(ns, name, probeMessage(token1, blob1));
   }
 
   // 2. Rotated and re-applied at once, without waiting for the identity's
@@ -352,7 +356,7 @@ TEST_F(TerraformClusterIdentityE2eTest, TheNextJobAfterARotationSeesTheNewCreden
   rotate(token2, blob2);
   touch("2");
   for (const auto& [ns, name] : clusters) {
-    nextApplySees(ns, name, probeMessage(token2, blob2));
+    next_apply_sees(ns, name, probeMessage(token2, blob2));
     EXPECT_EQ(mirror(ns)["data"], source()["data"]);
   }
 }

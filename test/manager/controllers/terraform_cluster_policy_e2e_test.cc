@@ -2,19 +2,22 @@
 // rig's capi tier (real manager process, real Jobs, real OpenTofu, a real
 // Cluster API Cluster owning each object):
 //
-//   * applyPolicy Manual (spec §2.5, §11.6, §17.2): a change runs a plan Job
+//   * applyPolicy Manual (docs/reference/api.md, docs/behaviour/lifecycle.md,
+//   docs/behaviour/approval.md): a change runs a plan Job
 //     whose plan waits in status.plan; a wrong approval applies nothing; an
 //     approval whose plan changed before the apply stops with PlanChanged;
 //     approving the new plan applies it once and clears status.plan and the
 //     annotation; switching back to Automatic applies what waited.
-//   * drift (§16): scheduled drift Jobs report no drift; an out-of-band
+//   * drift (docs/behaviour/drift-and-health.md): scheduled drift Jobs report no drift; an
+//   out-of-band
 //     change is reported (Report) without applying; Remediate applies once
 //     and resolves it.
-//   * restore (§14.6, §14.7): backups of each serial; restoring an earlier
+//   * restore (docs/behaviour/state.md): backups of each serial; restoring an earlier
 //     one adopts the backup's inputs hash and re-applies the current inputs.
-//   * variablesFrom (§2.4, §10 "Caches"): a change to a labeled source
+//   * variablesFrom (docs/reference/api.md, docs/reference/flags.md "Caches"): a change to a
+//   labeled source
 //     wakes the object at once and applies the new values.
-//   * run leases and the cluster operation gate (§11.9): a run Lease held
+//   * run leases and the cluster operation gate (docs/behaviour/lifecycle.md): a run Lease held
 //     by another live Job, and a machine Job of the same cluster applying,
 //     each keep the apply waiting (condition, Event, one lease_waits_total
 //     count per wait) until that Job finishes; then the apply runs once.
@@ -62,7 +65,7 @@ using ::testing::StartsWith;
 
 // The credentials key the module reads (a file under the mirror mount).
 constexpr char kTokenKey[] = "ROTATING_TOKEN";
-// The generated root calls the role module as module.role (§12.1).
+// The generated root calls the role module as module.role (docs/behaviour/inputs.md).
 constexpr char kRole[] = "module.role.";
 // Waits that include one or more Jobs (a loaded machine runs each in
 // tens of seconds).
@@ -151,17 +154,17 @@ protected:
     for (const json& secret : secrets.value("items", json::array())) {
       std::string data;
       if (!absl::Base64Unescape(secret["data"].value("tfstate", ""), &data)) {
-        return json();
+        return {};
       }
       chunks.push_back({secret["metadata"]["name"].get<std::string>(), data});
     }
     auto ordered = contract::orderChunks("tfstate-default-" + suffix(ns, name), chunks);
     if (!ordered.ok()) {
-      return json();
+      return {};
     }
     auto text = contract::assembleState(*ordered);
     if (!text.ok()) {
-      return json();
+      return {};
     }
     json parsed = json::parse(*text, nullptr, false);
     return parsed.is_discarded() ? json() : parsed;
@@ -248,11 +251,14 @@ protected:
     return false;
   }
 
+  // One rig and module image per suite (SetUpTestSuite), shared by its cases.
+  // NOLINTBEGIN(cppcoreguidelines-avoid-non-const-global-variables): gtest suite state
   static inline std::string module_image_;
   static inline e2e::ManagerRig manager_;
+  // NOLINTEND(cppcoreguidelines-avoid-non-const-global-variables)
 };
 
-// §17.2 end to end: plan, review, a wrong approval, a plan that changed
+// docs/behaviour/approval.md end to end: plan, review, a wrong approval, a plan that changed
 // before its approved apply, the approved apply, and back to Automatic.
 TEST_F(TerraformClusterPolicyE2eTest, ManualPolicyAppliesOnlyTheApprovedPlan) {
   const std::string ns = "tc-manual";
@@ -424,9 +430,8 @@ TEST_F(TerraformClusterPolicyE2eTest, ManualPolicyAppliesOnlyTheApprovedPlan) {
   deleteObjects(ns, name, "cm1");
 }
 
-// §16: drift Jobs on a short interval report no drift; an out-of-band change
-// is reported without applying (Report); Remediate applies once and
-// resolves it.
+// docs/behaviour/drift-and-health.md: drift Jobs on a short interval report no drift; an
+// out-of-band change is reported without applying (Report); Remediate applies once and resolves it.
 TEST_F(TerraformClusterPolicyE2eTest, DriftIsCheckedReportedAndRemediated) {
   const std::string ns = "tc-drift";
   const std::string name = "d1";
@@ -553,7 +558,7 @@ TEST_F(TerraformClusterPolicyE2eTest, DriftIsCheckedReportedAndRemediated) {
   deleteObjects(ns, name, "cd1");
 }
 
-// §14.6-14.7: each new serial is backed up; restoring an earlier backup
+// docs/behaviour/state.md: each new serial is backed up; restoring an earlier backup
 // pushes it, removes the request, adopts the backup's inputs hash, and the
 // current inputs (which differ) are applied again.
 TEST_F(TerraformClusterPolicyE2eTest, RestoreAdoptsTheBackupAndReappliesCurrentInputs) {
@@ -632,7 +637,7 @@ TEST_F(TerraformClusterPolicyE2eTest, RestoreAdoptsTheBackupAndReappliesCurrentI
   deleteObjects(ns, name, "cr1");
 }
 
-// §10 "Caches": a labeled variablesFrom source is watched (data stripped);
+// docs/reference/flags.md "Caches": a labeled variablesFrom source is watched (data stripped);
 // changing it wakes the object, whose next pass reads the new values from
 // the API server and applies them. With a 10-minute sync period only the
 // watch can do that within seconds.
@@ -718,7 +723,7 @@ double leaseWaits(const e2e::ManagerRig& manager, const std::string& reason) {
       .value_or(0);
 }
 
-// §11.9 run lease: the object's run Lease is held by another live Job (as
+// docs/behaviour/lifecycle.md run lease: the object's run Lease is held by another live Job (as
 // after a leader handover, or by an overlapping --watch-filter manager).
 // The apply waits, counted once, and takes the Lease over once that Job
 // has finished.
@@ -778,7 +783,7 @@ TEST_F(TerraformClusterPolicyE2eTest, ARunLeaseHeldByALiveJobDelaysTheApplyUntil
       << "final cleanup deletes the run Lease";
 }
 
-// §11.9 cluster operation gate: a machine of the cluster is applying. The
+// docs/behaviour/lifecycle.md cluster operation gate: a machine of the cluster is applying. The
 // cluster's apply takes the cluster write Lease, waits for the machine's
 // Job to finish (counted once), then runs.
 TEST_F(TerraformClusterPolicyE2eTest, AClusterApplyWaitsForTheMachineOperationsOfItsCluster) {

@@ -205,16 +205,20 @@ protected:
                 Not(HasSubstr(kBootstrapMarker)));
   }
 
+  // NOLINTBEGIN(cppcoreguidelines-avoid-non-const-global-variables): gtest suite state
   static e2e::ManagerRig manager_;
   static std::string cluster_image_;
   static std::string machine_image_;
   static std::string flaky_image_;
+  // NOLINTEND(cppcoreguidelines-avoid-non-const-global-variables)
 };
 
+// NOLINTBEGIN(cppcoreguidelines-avoid-non-const-global-variables): gtest suite state
 e2e::ManagerRig TerraformMachineE2eTest::manager_;
 std::string TerraformMachineE2eTest::cluster_image_;
 std::string TerraformMachineE2eTest::machine_image_;
 std::string TerraformMachineE2eTest::flaky_image_;
+// NOLINTEND(cppcoreguidelines-avoid-non-const-global-variables)
 
 TEST_F(TerraformMachineE2eTest, AMachineDeploymentScalesUpAndDown) {
   const e2e::MetricsSince since(manager_);
@@ -497,11 +501,11 @@ TEST_F(TerraformMachineE2eTest, ClusterAndMachineOperationsWaitForEachOther) {
                {"kind", "TerraformMachine"},
                {"name", name}}}}}});
   };
-  const auto clusterApplies = [] {
+  const auto cluster_applies = [] {
     return list("jobs", "captf.infrastructure.cluster.x-k8s.io/owner-name=tc-gate," +
                             std::string(kOpLabel) + "=apply");
   };
-  const auto activeOf = [](const json& jobs) {
+  const auto active_of = [](const json& jobs) {
     size_t n = 0;
     for (const json& job : jobs) {
       const json st = job.value("status", json::object());
@@ -511,13 +515,13 @@ TEST_F(TerraformMachineE2eTest, ClusterAndMachineOperationsWaitForEachOther) {
     }
     return n;
   };
-  const size_t cluster_applies_before = clusterApplies().size();
+  const size_t cluster_applies_before = cluster_applies().size();
 
   // A machine apply in flight...
   machine("gate-slow", slow_image);
   ASSERT_TRUE(eventually([&] {
-    return activeOf(list("jobs", "captf.infrastructure.cluster.x-k8s.io/owner-name=gate-slow," +
-                                     std::string(kOpLabel) + "=apply")) == 1;
+    return active_of(list("jobs", "captf.infrastructure.cluster.x-k8s.io/owner-name=gate-slow," +
+                                      std::string(kOpLabel) + "=apply")) == 1;
   })) << terraformMachine("gate-slow").dump(2);
   // ...holds back the cluster's re-apply, which keeps the cluster write
   // Lease...
@@ -527,7 +531,7 @@ TEST_F(TerraformMachineE2eTest, ClusterAndMachineOperationsWaitForEachOther) {
     return conditionOf(getJson({"-n", kNamespace, "get", "terraformcluster", "tc-gate"}),
                        "ApplyJobSucceeded", "reason") == "WaitingForMachineOperations";
   })) << getJson({"-n", kNamespace, "get", "terraformcluster", "tc-gate"}).dump(2);
-  EXPECT_EQ(clusterApplies().size(), cluster_applies_before);
+  EXPECT_EQ(cluster_applies().size(), cluster_applies_before);
   // ...so a machine that comes now waits for the cluster.
   machine("gate-late", machine_image_);
   ASSERT_TRUE(eventually([] {
@@ -561,7 +565,7 @@ TEST_F(TerraformMachineE2eTest, ClusterAndMachineOperationsWaitForEachOther) {
     }
     return at;
   };
-  EXPECT_EQ(clusterApplies().size(), cluster_applies_before + 1);
+  EXPECT_EQ(cluster_applies().size(), cluster_applies_before + 1);
   EXPECT_LE(completed("gate-slow"), created("tc-gate"));
   EXPECT_LE(completed("tc-gate"), created("gate-late"));
   EXPECT_FALSE(e2e::eventsFor(kNamespace, "tc-gate", "WaitingForMachineOperations").empty());
@@ -586,7 +590,7 @@ TEST_F(TerraformMachineE2eTest, TemplatesReportTheCapacityOfTheirImage) {
       {{"io.captf.capacity", R"({"cpu":"4","memory":"16Gi","nvidia.com/gpu":"1"})"},
        {"io.captf.node-info", R"({"architecture":"amd64","operatingSystem":"linux"})"}});
   ASSERT_FALSE(sized.empty());
-  const auto machineTemplate = [](const std::string& name, const std::string& image) {
+  const auto machine_template = [](const std::string& name, const std::string& image) {
     apply({{"apiVersion", "infrastructure.cluster.x-k8s.io/v1alpha1"},
            {"kind", "TerraformMachineTemplate"},
            {"metadata", {{"name", name}, {"namespace", kNamespace}}},
@@ -595,7 +599,7 @@ TEST_F(TerraformMachineE2eTest, TemplatesReportTheCapacityOfTheirImage) {
   const auto get = [](const std::string& name) {
     return getJson({"-n", kNamespace, "get", "terraformmachinetemplate", name});
   };
-  machineTemplate("sized", sized);
+  machine_template("sized", sized);
   ASSERT_TRUE(eventually([&] {
     return conditionOf(get("sized"), "CapacityResolved", "status") == "True";
   })) << get("sized").dump(2)
@@ -618,7 +622,7 @@ TEST_F(TerraformMachineE2eTest, TemplatesReportTheCapacityOfTheirImage) {
   // and retries.
   const e2e::MetricsSince since(manager_);
   const std::string gone = "127.0.0.1:" + std::to_string(e2e::freePort()) + "/captf/none:v1";
-  machineTemplate("unreachable", gone);
+  machine_template("unreachable", gone);
   ASSERT_TRUE(eventually([&] {
     return conditionOf(get("unreachable"), "CapacityResolved", "reason") == "ImageInspectFailed";
   })) << get("unreachable").dump(2);

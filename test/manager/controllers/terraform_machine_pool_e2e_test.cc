@@ -138,14 +138,18 @@ protected:
                 Not(HasSubstr(kBootstrapMarker)));
   }
 
+  // NOLINTBEGIN(cppcoreguidelines-avoid-non-const-global-variables): gtest suite state
   static e2e::ManagerRig manager_;
   static std::string cluster_image_;
   static std::string pool_image_;
+  // NOLINTEND(cppcoreguidelines-avoid-non-const-global-variables)
 };
 
+// NOLINTBEGIN(cppcoreguidelines-avoid-non-const-global-variables): gtest suite state
 e2e::ManagerRig TerraformMachinePoolE2eTest::manager_;
 std::string TerraformMachinePoolE2eTest::cluster_image_;
 std::string TerraformMachinePoolE2eTest::pool_image_;
+// NOLINTEND(cppcoreguidelines-avoid-non-const-global-variables)
 
 TEST_F(TerraformMachinePoolE2eTest, AMachinePoolScalesAndTheModuleFollows) {
   createPool("mp", 3);

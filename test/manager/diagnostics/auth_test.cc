@@ -30,14 +30,14 @@ public:
     }
     return Authentication{true, it->second, ""};
   }
-  std::map<std::string, webhooks::UserInfo> users;
+  std::map<std::string, kube::UserInfo> users;
   absl::Status error;
   int calls = 0;
 };
 
-class FakeAccess : public webhooks::AccessReviewer {
+class FakeAccess : public kube::AccessReviewer {
 public:
-  absl::StatusOr<webhooks::AccessDecision> review(const json& sar) override {
+  absl::StatusOr<kube::AccessDecision> review(const json& sar) override {
     reviews.push_back(sar);
     if (!error.ok()) {
       return error;
@@ -46,7 +46,7 @@ public:
     const std::string key = spec["user"].get<std::string>() + " " +
                             spec["nonResourceAttributes"]["verb"].get<std::string>() + " " +
                             spec["nonResourceAttributes"]["path"].get<std::string>();
-    webhooks::AccessDecision d;
+    kube::AccessDecision d;
     d.allowed = allowed.contains(key);
     d.reason = d.allowed ? "RBAC: allowed" : "";
     return d;

@@ -147,7 +147,7 @@ protected:
     rest_ = *std::move(rest);
     registry_ = std::make_unique<kube::MetricsRegistry>();
     metrics_ = std::make_unique<controllers::CaptfMetrics>(*registry_, "1.2.3", "abc");
-    webhooks::ServerOptions options = serverOptions();
+    kube::ServerOptions options = serverOptions();
     ASSERT_TRUE(parseAddress("127.0.0.1:0", options).ok());
     options.cert_dir = rig.dir + "/no-metrics-certs/";
     server_ = std::make_unique<SecureDiagnosticsServer>(options, *registry_, *rest_,

@@ -18,7 +18,7 @@ namespace {
 using nlohmann::json;
 using ::testing::HasSubstr;
 
-class OneUser : public TokenReviewer, public webhooks::AccessReviewer {
+class OneUser : public TokenReviewer, public kube::AccessReviewer {
 public:
   absl::StatusOr<Authentication> review(std::string_view token) override {
     if (token != "scraper-token") {
@@ -26,14 +26,14 @@ public:
     }
     return Authentication{true, {"scraper", "", {"system:authenticated"}, {}}, ""};
   }
-  absl::StatusOr<webhooks::AccessDecision> review(const json& sar) override {
+  absl::StatusOr<kube::AccessDecision> review(const json& sar) override {
     asked.push_back(sar["spec"]["nonResourceAttributes"]);
     if (!error.ok()) {
       return error;
     }
     const std::string key = sar["spec"]["nonResourceAttributes"]["verb"].get<std::string>() + " " +
                             sar["spec"]["nonResourceAttributes"]["path"].get<std::string>();
-    webhooks::AccessDecision d;
+    kube::AccessDecision d;
     d.allowed = allowed.contains(key);
     return d;
   }
@@ -58,10 +58,9 @@ protected:
     logger_->set_level(spdlog::level::info);
   }
 
-  webhooks::HttpReply call(std::string_view method, std::string_view target,
-                           std::string_view body = "",
-                           std::string_view authorization = "Bearer scraper-token") {
-    return handler_.serve(webhooks::HttpRequest{method, target, authorization, body});
+  kube::HttpReply call(std::string_view method, std::string_view target, std::string_view body = "",
+                       std::string_view authorization = "Bearer scraper-token") {
+    return handler_.serve(kube::IncomingRequest{method, target, authorization, body});
   }
 
   kube::MetricsRegistry registry_;
@@ -87,7 +86,7 @@ TEST_F(DiagnosticsHandlerTest, EveryPathNeedsAnAuthenticatedCaller) {
 }
 
 TEST_F(DiagnosticsHandlerTest, MetricsNeedGetOnTheNonResourceUrl) {
-  webhooks::HttpReply r = call("GET", "/metrics");
+  kube::HttpReply r = call("GET", "/metrics");
   EXPECT_EQ(r.status, 403);
   EXPECT_THAT(r.body, HasSubstr("\"scraper\" may not get /metrics"));
   user_.allowed.insert("get /metrics");
@@ -106,7 +105,7 @@ TEST_F(DiagnosticsHandlerTest, PutDebugFlagsVSetsTheLoggersLevelAsMinusVDoes) {
   EXPECT_EQ(logger_->level(), spdlog::level::info);
 
   user_.allowed.insert("put /debug/flags/v");
-  webhooks::HttpReply r = call("PUT", "/debug/flags/v", "5\n");
+  kube::HttpReply r = call("PUT", "/debug/flags/v", "5\n");
   EXPECT_EQ(r.status, 200) << r.body;
   EXPECT_THAT(r.body, HasSubstr("verbosity to 5"));
   EXPECT_EQ(logger_->level(), spdlog::level::trace);
@@ -123,7 +122,7 @@ TEST_F(DiagnosticsHandlerTest, PutDebugFlagsVSetsTheLoggersLevelAsMinusVDoes) {
 TEST_F(DiagnosticsHandlerTest, PprofIsAuthorizedThenAnsweredNotFoundWithTheReason) {
   EXPECT_EQ(call("GET", "/debug/pprof/heap").status, 403);
   user_.allowed.insert("get /debug/pprof/heap");
-  const webhooks::HttpReply r = call("GET", "/debug/pprof/heap");
+  const kube::HttpReply r = call("GET", "/debug/pprof/heap");
   EXPECT_EQ(r.status, 404);
   EXPECT_THAT(r.body, HasSubstr("no Go pprof profiles"));
   user_.allowed.insert("get /elsewhere");
@@ -141,22 +140,22 @@ TEST_F(DiagnosticsHandlerTest, AFailedTokenReviewIsUnauthorized) {
 
 TEST_F(DiagnosticsHandlerTest, AFailedAccessReviewIsAServerError) {
   user_.error = absl::UnavailableError("apiserver down");
-  const webhooks::HttpReply r = call("GET", "/metrics");
+  const kube::HttpReply r = call("GET", "/metrics");
   EXPECT_EQ(r.status, 500);
   EXPECT_THAT(r.body, ::testing::Not(HasSubstr("apiserver")));
 }
 
 TEST(DiagnosticsOptionsTest, DefaultsFollowTheSpec) {
-  const webhooks::ServerOptions options = serverOptions();
+  const kube::ServerOptions options = serverOptions();
   EXPECT_EQ(options.port, 8443);
   EXPECT_EQ(options.cert_dir, "/tmp/k8s-metrics-server/serving-certs/");
   EXPECT_EQ(options.cert_name, "tls.crt");
   EXPECT_EQ(options.key_name, "tls.key");
-  EXPECT_EQ(options.missing_certificate, webhooks::MissingCertificate::kSelfSigned);
+  EXPECT_EQ(options.missing_certificate, kube::MissingCertificate::kSelfSigned);
 }
 
 TEST(DiagnosticsOptionsTest, ParsesTheAddressFlag) {
-  webhooks::ServerOptions options;
+  kube::ServerOptions options;
   ASSERT_TRUE(parseAddress(":8443", options).ok());
   EXPECT_EQ(options.address, "0.0.0.0");
   EXPECT_EQ(options.port, 8443);

@@ -33,7 +33,9 @@ public:
   std::string path() const { return path_.string(); }
 
 private:
+  // NOLINTBEGIN(cppcoreguidelines-avoid-non-const-global-variables): gtest suite state
   static inline int counter_ = 0;
+  // NOLINTEND(cppcoreguidelines-avoid-non-const-global-variables)
   fs::path path_;
 };
 

@@ -3,16 +3,17 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <random>
 #include <set>
 #include <thread>
+#include <utility>
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -57,7 +58,7 @@ bool eventually(const std::function<bool()>& done, Duration timeout = seconds(60
   return true;
 }
 
-std::string dnsName(std::string text) {
+std::string dnsName(const std::string& text) {
   std::string out;
   for (char c : text) {
     if (std::isalnum(static_cast<unsigned char>(c)) != 0) {
@@ -120,6 +121,7 @@ protected:
     std::atomic<int> failures{0};
     {
       std::vector<std::jthread> writers;
+      writers.reserve(static_cast<std::size_t>(threads));
       for (int t = 0; t < threads; ++t) {
         writers.emplace_back([&] {
           for (int i = next++; i < count; i = next++) {
@@ -548,7 +550,8 @@ TEST_F(KubeIntegrationTest, WatchSurvivesApiServerRestartAnd410WithoutLosingOrDu
   ASSERT_TRUE(informer.ok());
   controller.watchFor(**informer);
   cache.start();
-  std::jthread runner([&](std::stop_token stop) { EXPECT_TRUE(controller.run(stop).ok()); });
+  std::jthread runner(
+      [&](std::stop_token stop) { EXPECT_TRUE(controller.run(std::move(stop)).ok()); });
   ASSERT_TRUE(reconciler.awaitSeen("sentinel", "0", seconds(60)));
   auto initial = reconciler.counts();
   EXPECT_EQ(initial.size(), static_cast<size_t>(kObjects + 1));
@@ -728,7 +731,8 @@ TEST_F(KubeIntegrationTest, ManagerRunsControllersWithoutLeaderElection) {
   auto informer = (*manager)->cache().informerFor(kConfigMap);
   ASSERT_TRUE(informer.ok());
   (*manager)->addController("seeing", reconciler).watchFor(**informer);
-  std::jthread runner([&](std::stop_token stop) { EXPECT_TRUE((*manager)->run(stop).ok()); });
+  std::jthread runner(
+      [&](std::stop_token stop) { EXPECT_TRUE((*manager)->run(std::move(stop)).ok()); });
 
   ASSERT_TRUE(client_->create(configMapObject(ns_, "a")).ok());
   EXPECT_TRUE(reconciler.awaitSeen("a"));
@@ -759,6 +763,7 @@ public:
     posix_spawn_file_actions_addopen(&actions, 2, (output + ".err").c_str(),
                                      O_WRONLY | O_CREAT | O_TRUNC, 0644);
     std::vector<char*> args;
+    args.reserve(argv.size() + 1);
     for (const auto& arg : argv) {
       args.push_back(const_cast<char*>(arg.c_str()));
     }
@@ -866,7 +871,7 @@ public:
         std::unique_lock lock(mu_);
         leading_ = true;
         cv_.notify_all();
-        cv_.wait(lock, stop, [] { return false; });
+        cv_.wait(lock, std::move(stop), [] { return false; });
       }
       // The Lease is still held while the work finishes.
       const std::string holder_then = holder(client, ns);
@@ -941,12 +946,12 @@ TEST_F(KubeIntegrationTest, ManagerStopsLeaderWorkBeforeReleasingTheLease) {
   ASSERT_TRUE(work.awaitStopping());
   EXPECT_EQ(work.holderAtStop(), "steady");
   // Still renewed while the work finishes.
-  auto renewTime = [&] {
+  auto renew_time = [&] {
     auto lease = client_->get(kLease, {ns_, "captf-test-leader"});
     return lease.ok() ? (*lease)["spec"].value("renewTime", "") : std::string();
   };
-  const std::string at_stop = renewTime();
-  EXPECT_TRUE(eventually([&] { return renewTime() != at_stop; })) << "the Lease is renewed";
+  const std::string at_stop = renew_time();
+  EXPECT_TRUE(eventually([&] { return renew_time() != at_stop; })) << "the Lease is renewed";
   EXPECT_EQ(holder(*client_, ns_), "steady");
   work.letGo();
   runner.join();

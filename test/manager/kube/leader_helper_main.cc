@@ -4,11 +4,11 @@
 // "LEADING <identity>" when it becomes the leader. Exits 0 after SIGTERM
 // (releasing the lease), 3 when leadership is lost, 1 on other errors.
 
+#include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <thread>
 
-#include <signal.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 

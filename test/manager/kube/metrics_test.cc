@@ -99,21 +99,17 @@ TEST(DiagnosticsServerTest, ProbesFollowKubernetesConventions) {
   EXPECT_NE(metrics.second.find("c_total 1\n"), std::string::npos);
 }
 
-TEST(DiagnosticsServerTest, ServesOverHttp) {
-  DiagnosticsServer server("127.0.0.1:0", nullptr, testing::quietLogger());
-  server.addCheck(CheckKind::kHealthz, "ping", [] { return absl::OkStatus(); });
-  ASSERT_TRUE(server.start().ok());
-  ASSERT_GT(server.port(), 0);
-  // A plain socket client, to keep the test independent of the client code.
+// One request over a plain socket, to keep the test independent of the
+// client code: the response as received until the server closes.
+std::string exchange(int port, const std::string& request) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  ASSERT_GE(fd, 0);
+  EXPECT_GE(fd, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(server.port()));
+  addr.sin_port = htons(static_cast<uint16_t>(port));
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  std::string request = "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
-  ASSERT_EQ(::write(fd, request.data(), request.size()), static_cast<ssize_t>(request.size()));
+  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  EXPECT_EQ(::write(fd, request.data(), request.size()), static_cast<ssize_t>(request.size()));
   std::string response;
   char buffer[512];
   ssize_t n = 0;
@@ -121,9 +117,52 @@ TEST(DiagnosticsServerTest, ServesOverHttp) {
     response.append(buffer, static_cast<size_t>(n));
   }
   ::close(fd);
+  return response;
+}
+
+TEST(DiagnosticsServerTest, ServesOverHttp) {
+  DiagnosticsServer server("127.0.0.1:0", nullptr, testing::quietLogger());
+  server.addCheck(CheckKind::kHealthz, "ping", [] { return absl::OkStatus(); });
+  ASSERT_TRUE(server.start().ok());
+  ASSERT_GT(server.port(), 0);
+  const std::string response =
+      exchange(server.port(), "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
   EXPECT_EQ(response.rfind("HTTP/1.1 200 OK\r\n", 0), 0U) << response;
   EXPECT_EQ(response.substr(response.size() - 2), "ok");
+  EXPECT_NE(response.find("Content-Type: text/plain; charset=utf-8\r\n"), std::string::npos)
+      << response;
+  EXPECT_NE(response.find("Cache-Control: no-store\r\n"), std::string::npos) << response;
   server.stop();
+}
+
+TEST(DiagnosticsServerTest, AnswersHeadWithoutABodyAndMetricsAsPrometheusText) {
+  MetricsRegistry registry;
+  registry.counter("c_total", "C", {}).withLabels({}).inc();
+  DiagnosticsServer server("127.0.0.1:0", &registry, testing::quietLogger());
+  ASSERT_TRUE(server.start().ok());
+  // Two requests on one keep-alive connection.
+  const std::string response =
+      exchange(server.port(), "HEAD /livez HTTP/1.1\r\nHost: x\r\n\r\n"
+                              "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  const size_t second = response.find("HTTP/1.1 200 OK\r\n", 1);
+  ASSERT_NE(second, std::string::npos) << response;
+  const std::string head = response.substr(0, second);
+  EXPECT_EQ(head.rfind("HTTP/1.1 200 OK\r\n", 0), 0U) << head;
+  EXPECT_EQ(head.substr(head.size() - 4), "\r\n\r\n") << head;
+  const std::string metrics = response.substr(second);
+  EXPECT_NE(metrics.find("Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n"),
+            std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("c_total 1\n"), std::string::npos) << metrics;
+}
+
+TEST(DiagnosticsServerTest, RefusesMalformedAddresses) {
+  for (const char* address : {"no-port", "127.0.0.1:x", "127.0.0.1:70000", "not-an-ip:0"}) {
+    DiagnosticsServer server(address, nullptr, testing::quietLogger());
+    const absl::Status started = server.start();
+    EXPECT_TRUE(absl::IsInvalidArgument(started)) << address << ": " << started;
+    EXPECT_EQ(server.port(), 0);
+  }
 }
 
 } // namespace

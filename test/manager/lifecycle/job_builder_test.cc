@@ -212,7 +212,7 @@ TEST(JobBuilderTest, CredentialEnvKeysAreSecretKeyRefsOfTheMirror) {
                 ref("AWS_ACCESS_KEY_ID"),
                 ref("PROXY_USER"),
                 ref("aws.secret-key"),
-                // The runner drops it (spec §13.6), logging its name.
+                // The runner drops it (docs/behaviour/jobs.md), logging its name.
                 ref("TF_VAR_x"),
                 {{"name", "HTTPS_PROXY"}, {"value", "http://$(PROXY_USER)@proxy:3128"}},
             }));

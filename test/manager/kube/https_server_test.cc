@@ -1,0 +1,337 @@
+// The HTTP(S) server over loopback: TLS versions, curves and cipher
+// suites, the body limit, certificate loading (files, a self-signed
+// fallback) and rotation without dropping connections, and the plain HTTP
+// mode the probes use.
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <nlohmann/json.hpp>
+#include <spdlog/sinks/null_sink.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "manager/kube/certificates.h"
+#include "manager/kube/https_server.h"
+#include "manager/kube/tls.h"
+#include "test/webhooks/https_client.h"
+#include "test/webhooks/test_certs.h"
+
+namespace captf::kube {
+namespace {
+
+namespace certs = webhooks::testing;
+using webhooks::testing::HttpsClient;
+using webhooks::testing::KeyPair;
+
+std::shared_ptr<spdlog::logger> nullLogger() {
+  return std::make_shared<spdlog::logger>("https-server-test",
+                                          std::make_shared<spdlog::sinks::null_sink_mt>());
+}
+
+// Answers "<method> <target> <body>".
+HttpReply echo(const IncomingRequest& r) {
+  return HttpReply{200, "text/plain",
+                   std::string(r.method) + " " + std::string(r.target) + " " + std::string(r.body)};
+}
+
+class HttpsServerTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("captf-https-server-test-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    ca_ = certs::makeCa("captf-test-ca");
+    certs::writePair(dir_.string(), certs::makeServingCert(ca_, {"localhost"}, 100));
+  }
+  void TearDown() override {
+    server_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  ServerOptions options() const {
+    ServerOptions opts;
+    opts.name = "test";
+    opts.address = "127.0.0.1";
+    opts.port = 0;
+    opts.cert_dir = dir_.string();
+    opts.reload_interval = std::chrono::milliseconds(50);
+    return opts;
+  }
+
+  void start(const ServerOptions& opts) {
+    server_ = std::make_unique<HttpsServer>(opts, echo, nullLogger());
+    ASSERT_TRUE(server_->start().ok());
+  }
+
+  HttpsClient client(bool max_tls12 = false) const {
+    return HttpsClient("127.0.0.1", server_->port(), ca_.cert_pem, max_tls12);
+  }
+
+  std::filesystem::path dir_;
+  KeyPair ca_;
+  std::unique_ptr<HttpsServer> server_;
+};
+
+TEST_F(HttpsServerTest, ServesTheHandlerOnOneKeepAliveConnection) {
+  start(options());
+  HttpsClient c = client();
+  auto first = c.post("/a?timeout=10s", "one");
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->status, 200);
+  EXPECT_TRUE(first->keep_alive);
+  EXPECT_EQ(first->body, "POST /a?timeout=10s one");
+  auto second = c.get("/b");
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(second->body, "GET /b ");
+}
+
+TEST_F(HttpsServerTest, RefusesBodiesOverTheLimitWith413) {
+  ServerOptions opts = options();
+  opts.max_body_bytes = 1024;
+  start(opts);
+  HttpsClient c = client();
+  auto r = c.post("/x", std::string(4096, 'x'));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->status, 413);
+  EXPECT_FALSE(r->keep_alive);
+  const auto doc = nlohmann::json::parse(r->body);
+  EXPECT_EQ(doc["kind"], "Status");
+  EXPECT_EQ(doc["reason"], "RequestEntityTooLarge");
+  EXPECT_EQ(doc["code"], 413);
+}
+
+TEST_F(HttpsServerTest, EnforcesTheMinimumTlsVersion) {
+  ServerOptions opts = options();
+  opts.tls.min_version = TlsVersion::kTls13;
+  start(opts);
+  HttpsClient old_client = client(/*max_tls12=*/true);
+  EXPECT_FALSE(old_client.connect().ok());
+  HttpsClient new_client = client();
+  EXPECT_TRUE(new_client.connect().ok());
+}
+
+TEST_F(HttpsServerTest, HandshakesOnlyOnThePreferredCurves) {
+  ServerOptions opts = options();
+  opts.tls.curve_preferences = {24, 23}; // P-384, P-256
+  start(opts);
+  HttpsClient x25519 = client();
+  x25519.offerGroups("X25519");
+  EXPECT_FALSE(x25519.connect().ok());
+  HttpsClient p384 = client();
+  p384.offerGroups("X25519:P-384");
+  EXPECT_TRUE(p384.connect().ok());
+}
+
+TEST_F(HttpsServerTest, RejectsUnknownCurves) {
+  ServerOptions opts = options();
+  opts.tls.curve_preferences = {23, 7};
+  HttpsServer server(opts, echo, nullLogger());
+  const absl::Status started = server.start();
+  EXPECT_FALSE(started.ok());
+  EXPECT_NE(started.message().find("unsupported TLS curve ID 7"), std::string_view::npos)
+      << started;
+}
+
+TEST_F(HttpsServerTest, RejectsUnknownCipherSuitesAndVersions) {
+  EXPECT_FALSE(parseTlsVersion("VersionTLS14").ok());
+  EXPECT_EQ(*parseTlsVersion("VersionTLS13"), TlsVersion::kTls13);
+  EXPECT_EQ(*parseTlsVersion(""), TlsVersion::kTls12);
+  ServerOptions opts = options();
+  opts.tls.cipher_suites = {"TLS_NOT_A_SUITE"};
+  HttpsServer server(opts, echo, nullLogger());
+  EXPECT_FALSE(server.start().ok());
+  opts.tls.cipher_suites = {"TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
+                            "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305"};
+  HttpsServer server2(opts, echo, nullLogger());
+  EXPECT_TRUE(server2.start().ok());
+}
+
+TEST_F(HttpsServerTest, NotReadyWithoutACertificate) {
+  std::filesystem::remove(dir_ / "tls.crt");
+  HttpsServer server(options(), echo, nullLogger());
+  EXPECT_FALSE(server.ready().ok());
+  EXPECT_FALSE(server.start().ok());
+}
+
+TEST_F(HttpsServerTest, ServesAGeneratedSelfSignedPairOnlyWhenNoFileExists) {
+  ServerOptions opts = options();
+  opts.cert_dir = (dir_ / "empty").string();
+  opts.missing_certificate = MissingCertificate::kSelfSigned;
+  HttpsServer server(
+      opts,
+      [](const IncomingRequest& r) {
+        return HttpReply{200, "text/plain",
+                         std::string(r.method) + " " + std::string(r.authorization)};
+      },
+      nullLogger());
+  ASSERT_TRUE(server.start().ok());
+  EXPECT_TRUE(server.selfSigned());
+  EXPECT_TRUE(server.ready().ok());
+  HttpsClient c("127.0.0.1", server.port(), "");
+  c.setBearerToken("t0ken");
+  auto r = c.put("/x", "1");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(c.peerSelfSigned());
+  EXPECT_EQ(r->body, "PUT Bearer t0ken");
+
+  // With the files present they are served, not a generated pair.
+  opts.cert_dir = dir_.string();
+  HttpsServer with_files(opts, echo, nullLogger());
+  ASSERT_TRUE(with_files.start().ok());
+  EXPECT_FALSE(with_files.selfSigned());
+  HttpsClient verified("127.0.0.1", with_files.port(), ca_.cert_pem);
+  ASSERT_TRUE(verified.connect().ok());
+  EXPECT_EQ(verified.peerSerial(), 100);
+  EXPECT_FALSE(verified.peerSelfSigned());
+
+  // One file without the other is an error, not a silent fallback.
+  std::filesystem::remove(dir_ / "tls.key");
+  HttpsServer half(opts, echo, nullLogger());
+  EXPECT_FALSE(half.start().ok());
+}
+
+TEST_F(HttpsServerTest, RotatesTheCertificateWithoutDroppingOpenConnections) {
+  start(options());
+  EXPECT_TRUE(server_->ready().ok());
+  EXPECT_EQ(server_->certificateGeneration(), 1);
+  HttpsClient old_conn = client();
+  ASSERT_TRUE(old_conn.connect().ok());
+  EXPECT_EQ(old_conn.peerSerial(), 100);
+
+  certs::writePair(dir_.string(), certs::makeServingCert(ca_, {"localhost"}, 200));
+  for (int i = 0; i < 200 && server_->certificateGeneration() < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_EQ(server_->certificateGeneration(), 2);
+
+  HttpsClient new_conn = client();
+  ASSERT_TRUE(new_conn.connect().ok());
+  EXPECT_EQ(new_conn.peerSerial(), 200);
+  // The connection opened before the rotation still serves.
+  auto r = old_conn.post("/x", "uid-old");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->body, "POST /x uid-old");
+
+  // A key that does not match the certificate is not taken.
+  const KeyPair third = certs::makeServingCert(ca_, {"localhost"}, 300);
+  const KeyPair fourth = certs::makeServingCert(ca_, {"localhost"}, 400);
+  certs::writePair(dir_.string(), {third.cert_pem, fourth.key_pem});
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(server_->certificateGeneration(), 2);
+  EXPECT_TRUE(server_->ready().ok());
+}
+
+TEST(CertificatesTest, SelfSignedPairsLoadAndDiffer) {
+  absl::StatusOr<PemPair> a = selfSignedPair("webhook.example");
+  absl::StatusOr<PemPair> b = selfSignedPair("webhook.example");
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_NE(a->cert_pem, b->cert_pem);
+  CertificateReloader reloader("/nonexistent/tls.crt", "/nonexistent/tls.key", TlsSettings{},
+                               nullLogger());
+  EXPECT_EQ(reloader.current(), nullptr);
+  EXPECT_FALSE(reloader.reload().ok());
+  ASSERT_TRUE(reloader.install(a->cert_pem, a->key_pem).ok());
+  EXPECT_NE(reloader.current(), nullptr);
+  EXPECT_EQ(reloader.generation(), 1);
+  // A key of another pair is refused; the installed pair stays.
+  EXPECT_FALSE(reloader.install(a->cert_pem, b->key_pem).ok());
+  EXPECT_EQ(reloader.generation(), 1);
+}
+
+// One request over a plain socket, so that the test does not depend on the
+// client code: the whole response as received until the server closes.
+std::string plainExchange(uint16_t port, const std::string& request) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) {
+    return "";
+  }
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string response;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      ::write(fd, request.data(), request.size()) == static_cast<ssize_t>(request.size())) {
+    // Nothing more to send: a server draining an unread body sees the end.
+    ::shutdown(fd, SHUT_WR);
+    char buffer[512];
+    ssize_t n = 0;
+    while ((n = ::read(fd, buffer, sizeof(buffer))) > 0) {
+      response.append(buffer, static_cast<size_t>(n));
+    }
+  }
+  ::close(fd);
+  return response;
+}
+
+TEST(PlaintextServerTest, ServesPlainHttpWithoutACertificate) {
+  ServerOptions opts;
+  opts.name = "probes";
+  opts.transport = Transport::kPlaintext;
+  opts.address = "127.0.0.1";
+  opts.port = 0;
+  opts.cert_dir = "/nonexistent/"; // not read in plain HTTP
+  opts.response_headers = {{"Cache-Control", "no-store"}};
+  HttpsServer server(opts, echo, nullLogger());
+  EXPECT_FALSE(server.ready().ok());
+  ASSERT_TRUE(server.start().ok());
+  EXPECT_TRUE(server.ready().ok());
+  EXPECT_EQ(server.certificateGeneration(), 0);
+  EXPECT_FALSE(server.selfSigned());
+  const std::string response = plainExchange(
+      server.port(), "POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n"
+                     "\r\nhi");
+  EXPECT_EQ(response.rfind("HTTP/1.1 200 OK\r\n", 0), 0U) << response;
+  EXPECT_NE(response.find("Cache-Control: no-store\r\n"), std::string::npos) << response;
+  EXPECT_NE(response.find("Content-Type: text/plain\r\n"), std::string::npos) << response;
+  EXPECT_EQ(response.substr(response.find("\r\n\r\n") + 4), "POST /p hi");
+  server.stop();
+  EXPECT_FALSE(server.ready().ok());
+}
+
+TEST(PlaintextServerTest, KeepsTheConnectionAliveAndLimitsBodies) {
+  ServerOptions opts;
+  opts.transport = Transport::kPlaintext;
+  opts.address = "127.0.0.1";
+  opts.port = 0;
+  opts.max_body_bytes = 16;
+  HttpsServer server(opts, echo, nullLogger());
+  ASSERT_TRUE(server.start().ok());
+  // Two requests on one connection; the second closes it.
+  const std::string both =
+      plainExchange(server.port(), "GET /1 HTTP/1.1\r\nHost: x\r\n\r\n"
+                                   "GET /2 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_NE(both.find("GET /1 "), std::string::npos) << both;
+  EXPECT_NE(both.find("GET /2 "), std::string::npos) << both;
+  const std::string large =
+      plainExchange(server.port(), "POST /big HTTP/1.1\r\nHost: x\r\nContent-Length: 64\r\n\r\n" +
+                                       std::string(64, 'x'));
+  EXPECT_EQ(large.rfind("HTTP/1.1 413 ", 0), 0U) << large;
+}
+
+TEST(PlaintextServerTest, AnEmptyAddressListensOnEveryInterface) {
+  ServerOptions opts;
+  opts.transport = Transport::kPlaintext;
+  opts.address = "";
+  opts.port = 0;
+  HttpsServer server(opts, echo, nullLogger());
+  const absl::Status started = server.start();
+  if (!started.ok()) {
+    GTEST_SKIP() << "no IPv6 on this machine: " << started;
+  }
+  // Reached over IPv4 through the dual-stack socket.
+  const std::string response =
+      plainExchange(server.port(), "GET /any HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(response.rfind("HTTP/1.1 200 OK\r\n", 0), 0U) << response;
+}
+
+} // namespace
+} // namespace captf::kube
