@@ -49,7 +49,7 @@ endfunction()
 # A binary of a higher tier shares one rig between its cases (started once
 # per binary), so it is registered as a single ctest test.
 function(captf_test name label)
-  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;ARGS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gmock GTest::gtest_main
                         project_options project_warnings)
@@ -61,7 +61,7 @@ function(captf_test name label)
     gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST
                          PROPERTIES LABELS unit TIMEOUT 120 ENVIRONMENT "${env}")
   else()
-    add_test(NAME ${name} COMMAND ${name} --gtest_color=no)
+    add_test(NAME ${name} COMMAND ${name} --gtest_color=no ${ARG_ARGS})
     set_tests_properties(${name} PROPERTIES LABELS ${label} TIMEOUT 1800 ENVIRONMENT "${env}")
   endif()
 endfunction()

@@ -1,6 +1,6 @@
-// manager: the CAPTF controller manager (spec/captf-core.md §1, §10). Parses
-// the flags of §10 (controller-runtime's and component-base's names), sets up
-// logging, then wires the manager runtime (manager/kube), the reconcilers
+// manager: the CAPTF controller manager (docs/behaviour/components.md, docs/reference/flags.md).
+// Parses the flags of docs/reference/flags.md (controller-runtime's and component-base's names),
+// sets up logging, then wires the manager runtime (manager/kube), the reconcilers
 // (manager/controllers) and the validating webhook server (webhooks/) in one
 // process, and runs until SIGINT/SIGTERM or lost leadership.
 #include <algorithm>
@@ -48,7 +48,7 @@ namespace {
 
 using captf::controllers::ControllerSettings;
 
-// §1.3: fixed, not parameterized by --namespace.
+// docs/behaviour/components.md: fixed, not parameterized by --namespace.
 constexpr char kLeaderElectionId[] = "controller-leader-election-captf";
 constexpr char kDefaultNamespace[] = "captf-system";
 
@@ -108,7 +108,7 @@ int run(int argc, char** argv) {
   }
   log_options.info_buffer_bytes = *buffer;
   auto logger = captf::diagnostics::makeLogger(log_options);
-  // §10: log the parsed flags.
+  // docs/reference/flags.md: log the parsed flags.
   for (const CLI::Option* option : app.get_options()) {
     if (option->get_name() == "--help" || option->get_name() == "--version") {
       continue;
@@ -181,7 +181,7 @@ int run(int argc, char** argv) {
   if (!flags.profiler_address.empty()) {
     logger->warn("--profiler-address is not supported by this build; ignored");
   }
-  // §8: HTTPS with TokenReview + SubjectAccessReview unless
+  // docs/reference/metrics.md: HTTPS with TokenReview + SubjectAccessReview unless
   // --insecure-diagnostics; the same TLS settings as the webhook server.
   const bool diagnostics_enabled =
       !flags.diagnostics_address.empty() && flags.diagnostics_address != "0";
@@ -245,9 +245,9 @@ int run(int argc, char** argv) {
     return 1;
   }
 
-  // The webhooks: every replica serves them, leader or not (§1, §10); the
-  // readiness probe includes the server. The manager owns the service, and
-  // with it the server its checks point into.
+  // The webhooks: every replica serves them, leader or not (docs/behaviour/components.md,
+  // docs/reference/flags.md); the readiness probe includes the server. The manager owns the
+  // service, and with it the server its checks point into.
   auto webhooks = captf::webhooks::AdmissionService::create(*config, std::move(webhook), logger,
                                                             &mgr.metrics());
   if (!webhooks.ok()) {

@@ -29,8 +29,8 @@ fi
 stage "build: cmake --preset dev"
 cmake --preset dev >/dev/null
 cmake --build --preset dev
-stage "tidy: clang-tidy on first-party code"
-bash scripts/tidy.sh build/dev
+# clang-tidy (scripts/tidy.sh) is not a CI stage yet: the tree is not clean
+# under it (docs/decisions/tidy.md, "Status").
 stage "rig: waiting for the build"
 if ! wait "$rig_pid"; then
   cat "$rig_log"
@@ -41,5 +41,10 @@ cat "$rig_log"
 stage "docs: the MkDocs venv (captf_docs_site needs it)"
 bash scripts/docs.sh --venv
 stage "test: ctest"
-ctest --preset dev -j2 "$@"
+# The Terraform runtime cases (label terraform) need a Terraform the Go
+# module proxy cannot build (docs/runner.md, "Testing with Terraform"): left
+# out here, said so; `ctest --preset dev -L terraform` with CAPTF_TERRAFORM
+# set runs them.
+echo "test: leaving out label terraform (needs CAPTF_TERRAFORM; docs/runner.md, \"Testing with Terraform\")"
+ctest --preset dev -j2 -LE terraform "$@"
 stage "done"

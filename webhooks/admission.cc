@@ -6,6 +6,7 @@
 #include "contract/status_macros.h"
 #include "manager/api/codec.h"
 #include "manager/api/keys.h"
+#include "manager/kube/json_read.h"
 #include "webhooks/validators.h"
 
 namespace captf::webhooks {
@@ -15,23 +16,6 @@ using nlohmann::json;
 
 // ---- decoding ---------------------------------------------------------------
 
-absl::Status shapeError(std::string_view field, std::string_view want) {
-  return absl::InvalidArgumentError(fmt::format("{}: expected {}", field, want));
-}
-
-// Reads an optional string member; absent or null leaves `out` empty.
-absl::Status optString(const json& obj, const char* key, std::string_view path, std::string& out) {
-  const auto it = obj.find(key);
-  if (it == obj.end() || it->is_null()) {
-    return absl::OkStatus();
-  }
-  if (!it->is_string()) {
-    return shapeError(fmt::format("{}.{}", path, key), "string");
-  }
-  out = it->get<std::string>();
-  return absl::OkStatus();
-}
-
 absl::Status objectFrom(const json& req, const char* key, json& out) {
   const auto it = req.find(key);
   if (it == req.end() || it->is_null()) {
@@ -39,7 +23,7 @@ absl::Status objectFrom(const json& req, const char* key, json& out) {
     return absl::OkStatus();
   }
   if (!it->is_object()) {
-    return shapeError(fmt::format("request.{}", key), "object");
+    return kube::jsonShapeError(fmt::format("request.{}", key), "object");
   }
   out = *it;
   return absl::OkStatus();
@@ -129,12 +113,12 @@ AdmissionResponse validateTemplate(const AdmissionRequest& r, Create create, Upd
 
 absl::StatusOr<AdmissionRequest> admissionRequestFromJson(const json& review) {
   if (!review.is_object()) {
-    return shapeError("<root>", "an AdmissionReview object");
+    return kube::jsonShapeError("<root>", "an AdmissionReview object");
   }
   std::string api_version;
   std::string kind;
-  CAPTF_RETURN_IF_ERROR(optString(review, "apiVersion", "<root>", api_version));
-  CAPTF_RETURN_IF_ERROR(optString(review, "kind", "<root>", kind));
+  CAPTF_RETURN_IF_ERROR(kube::readOptionalString(review, "apiVersion", "<root>", api_version));
+  CAPTF_RETURN_IF_ERROR(kube::readOptionalString(review, "kind", "<root>", kind));
   if (api_version != "admission.k8s.io/v1" || kind != "AdmissionReview") {
     return absl::InvalidArgumentError(
         fmt::format("expected an admission.k8s.io/v1 AdmissionReview, got apiVersion {} kind {}",
@@ -142,28 +126,28 @@ absl::StatusOr<AdmissionRequest> admissionRequestFromJson(const json& review) {
   }
   const auto req_it = review.find("request");
   if (req_it == review.end() || !req_it->is_object()) {
-    return shapeError("request", "object");
+    return kube::jsonShapeError("request", "object");
   }
   const json& req = *req_it;
   AdmissionRequest out;
-  CAPTF_RETURN_IF_ERROR(optString(req, "uid", "request", out.uid));
+  CAPTF_RETURN_IF_ERROR(kube::readOptionalString(req, "uid", "request", out.uid));
   if (out.uid.empty()) {
     return absl::InvalidArgumentError("request.uid: must be a non-empty string");
   }
   const auto kind_it = req.find("kind");
   if (kind_it == req.end() || !kind_it->is_object()) {
-    return shapeError("request.kind", "object");
+    return kube::jsonShapeError("request.kind", "object");
   }
   for (auto [key, dst] : {std::pair{"group", &out.group}, std::pair{"version", &out.version},
                           std::pair{"kind", &out.kind}}) {
-    CAPTF_RETURN_IF_ERROR(optString(*kind_it, key, "request.kind", *dst));
+    CAPTF_RETURN_IF_ERROR(kube::readOptionalString(*kind_it, key, "request.kind", *dst));
   }
   for (auto [key, dst] : {std::pair{"subResource", &out.sub_resource}, std::pair{"name", &out.name},
                           std::pair{"namespace", &out.namespace_}}) {
-    CAPTF_RETURN_IF_ERROR(optString(req, key, "request", *dst));
+    CAPTF_RETURN_IF_ERROR(kube::readOptionalString(req, key, "request", *dst));
   }
   std::string op;
-  CAPTF_RETURN_IF_ERROR(optString(req, "operation", "request", op));
+  CAPTF_RETURN_IF_ERROR(kube::readOptionalString(req, "operation", "request", op));
   if (op == "CREATE") {
     out.operation = AdmissionOperation::kCreate;
   } else if (op == "UPDATE") {
@@ -184,7 +168,7 @@ absl::StatusOr<AdmissionRequest> admissionRequestFromJson(const json& review) {
   CAPTF_RETURN_IF_ERROR(objectFrom(req, "oldObject", out.old_object));
   if (const auto d = req.find("dryRun"); d != req.end() && !d->is_null()) {
     if (!d->is_boolean()) {
-      return shapeError("request.dryRun", "boolean");
+      return kube::jsonShapeError("request.dryRun", "boolean");
     }
     out.dry_run = d->get<bool>();
   }

@@ -1,6 +1,6 @@
 #pragma once
 
-// The two delete guards (spec/captf-core.md §3): a TerraformMachine is not
+// The two delete guards (docs/reference/webhooks.md): a TerraformMachine is not
 // deleted behind its live owner Machine's back, and a
 // TerraformClusterIdentity is not deleted while anything uses it. The
 // guards are pure; the facts come from the API server through
@@ -56,7 +56,7 @@ struct ClusterInfo {
 // The ownerReference to a cluster.x-k8s.io Machine, if the object has one.
 [[nodiscard]] const api::OwnerReference* machineOwnerReference(const api::TerraformMachine& obj);
 
-// The back-reference checks of spec §11.3 between a TerraformMachine and
+// The back-reference checks of docs/behaviour/lifecycle.md between a TerraformMachine and
 // the Machine its ownerRef names. Returns which check failed, or nullopt
 // when the Machine really owns the object.
 [[nodiscard]] std::optional<std::string> backReferenceMismatch(const api::TerraformMachine& obj,

@@ -1,6 +1,6 @@
 #pragma once
 
-// The admission rules of spec/captf-core.md §3 that several kinds share.
+// The admission rules of docs/reference/webhooks.md that several kinds share.
 // Pure functions: each appends every error it finds to `errors`.
 
 #include <nlohmann/json.hpp>

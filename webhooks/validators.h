@@ -1,6 +1,6 @@
 #pragma once
 
-// One validator per kind and operation (spec/captf-core.md §3). Pure: each
+// One validator per kind and operation (docs/reference/webhooks.md). Pure: each
 // returns every field error it finds, in a stable order, and never reads
 // anything but its arguments. The admission adapter (webhooks/admission.h)
 // decodes requests, gathers the facts the delete guards need and wraps these

@@ -1,7 +1,7 @@
 #pragma once
 
 // Authentication and authorization of the secure diagnostics endpoint
-// (spec/captf-core.md §8), delegated to the API server as
+// (docs/reference/metrics.md), delegated to the API server as
 // controller-runtime's WithAuthenticationAndAuthorization does: the bearer
 // token goes to a TokenReview (authentication.k8s.io/v1), the user it names
 // to a SubjectAccessReview on the non-resource URL (authorization.k8s.io/v1).

@@ -1,6 +1,6 @@
 #pragma once
 
-// The manager's log as component-base writes it (§10 logging flags,
+// The manager's log as component-base writes it (docs/reference/flags.md logging flags,
 // docs/reference/logs.md): klog text, or JSON lines (`{"ts":<unix
 // seconds>,"msg":...,"v":N}`, errors with "err" instead of "v", the runner's
 // keys). A structured record of kube::Logger (manager/kube/logging.h) adds

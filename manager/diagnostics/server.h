@@ -1,6 +1,6 @@
 #pragma once
 
-// The manager's secure diagnostics endpoint (spec/captf-core.md §8, §10):
+// The manager's secure diagnostics endpoint (docs/reference/metrics.md, docs/reference/flags.md):
 // HTTPS on --diagnostics-address through kube::HttpsServer, as the webhooks
 // (same TLS settings, reload, keep-alive, limits and deadlines), every request
 // authenticated and authorized by DelegatingAuth, then routed:
@@ -27,7 +27,7 @@
 namespace captf::diagnostics {
 
 // Where controller-runtime's metrics server looks for its pair; no flag
-// (spec §8), ServerOptions::cert_dir overrides it in tests.
+// (docs/reference/metrics.md), ServerOptions::cert_dir overrides it in tests.
 inline constexpr char kMetricsCertDir[] = "/tmp/k8s-metrics-server/serving-certs/";
 
 // The HTTPS server options of the endpoint: name "diagnostics", port 8443 on

@@ -1,6 +1,6 @@
 #pragma once
 
-// The manager's command line (spec/captf-core.md §10, cobra's and
+// The manager's command line (docs/reference/flags.md, cobra's and
 // component-base's flag names): every flag with its default, help text and
 // validation, bound to the fields of ManagerFlags. main.cc parses with it;
 // the reference page docs/reference/flags.md is generated from it

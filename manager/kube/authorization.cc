@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "contract/status_macros.h"
+#include "manager/kube/json_read.h"
 #include "manager/kube/rest_client.h"
 
 namespace captf::kube {
@@ -12,33 +13,16 @@ namespace {
 
 using nlohmann::json;
 
-absl::Status shapeError(std::string_view field, std::string_view want) {
-  return absl::InvalidArgumentError(fmt::format("{}: expected {}", field, want));
-}
-
-// Reads an optional string member; absent or null leaves `out` empty.
-absl::Status optString(const json& obj, const char* key, std::string_view path, std::string& out) {
-  const auto it = obj.find(key);
-  if (it == obj.end() || it->is_null()) {
-    return absl::OkStatus();
-  }
-  if (!it->is_string()) {
-    return shapeError(fmt::format("{}.{}", path, key), "string");
-  }
-  out = it->get<std::string>();
-  return absl::OkStatus();
-}
-
 absl::Status stringList(const json& v, std::string_view path, std::vector<std::string>& out) {
   if (v.is_null()) {
     return absl::OkStatus();
   }
   if (!v.is_array()) {
-    return shapeError(path, "array of strings");
+    return jsonShapeError(path, "array of strings");
   }
   for (const json& item : v) {
     if (!item.is_string()) {
-      return shapeError(path, "array of strings");
+      return jsonShapeError(path, "array of strings");
     }
     out.push_back(item.get<std::string>());
   }
@@ -73,16 +57,16 @@ absl::Status parseUserInfo(const json& v, std::string_view path, UserInfo& out) 
     return absl::OkStatus();
   }
   if (!v.is_object()) {
-    return shapeError(path, "object");
+    return jsonShapeError(path, "object");
   }
-  CAPTF_RETURN_IF_ERROR(optString(v, "username", path, out.username));
-  CAPTF_RETURN_IF_ERROR(optString(v, "uid", path, out.uid));
+  CAPTF_RETURN_IF_ERROR(readOptionalString(v, "username", path, out.username));
+  CAPTF_RETURN_IF_ERROR(readOptionalString(v, "uid", path, out.uid));
   if (const auto g = v.find("groups"); g != v.end()) {
     CAPTF_RETURN_IF_ERROR(stringList(*g, fmt::format("{}.groups", path), out.groups));
   }
   if (const auto e = v.find("extra"); e != v.end() && !e->is_null()) {
     if (!e->is_object()) {
-      return shapeError(fmt::format("{}.extra", path), "object");
+      return jsonShapeError(fmt::format("{}.extra", path), "object");
     }
     for (const auto& [k, values] : e->items()) {
       std::vector<std::string> list;

@@ -84,11 +84,13 @@ absl::StatusOr<ProcessResult> runProcess(const std::vector<std::string>& argv,
   posix_spawn_file_actions_adddup2(&actions, err_write.get(), 2);
 
   std::vector<char*> c_argv;
+  c_argv.reserve(argv.size() + 1);
   for (const auto& arg : argv) {
     c_argv.push_back(const_cast<char*>(arg.c_str())); // posix_spawn takes char*
   }
   c_argv.push_back(nullptr);
   std::vector<char*> c_env;
+  c_env.reserve(env.size() + 1);
   for (const auto& var : env) {
     c_env.push_back(const_cast<char*>(var.c_str())); // posix_spawn takes char*
   }

@@ -204,7 +204,7 @@ private:
   SteadyTime deadline_;
   std::stop_token stop_;
   Headers headers_;
-  std::array<char, 64 * 1024> chunk_{};
+  std::array<char, std::size_t{64} * 1024> chunk_{};
   std::stop_callback<std::function<void()>> on_stop_;
 };
 

@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+// NOLINTNEXTLINE(cppcoreguidelines-avoid-non-const-global-variables): POSIX declares it
 extern char** environ;
 
 namespace captf::rig {
@@ -188,6 +189,7 @@ pid_t spawn(const std::vector<std::string>& argv, const std::string& log,
             const std::vector<std::string>& extra_env, int stdout_fd) {
   std::vector<std::string> args = argv;
   std::vector<char*> raw;
+  raw.reserve(args.size() + 1);
   for (std::string& a : args) {
     raw.push_back(a.data());
   }
@@ -198,6 +200,7 @@ pid_t spawn(const std::vector<std::string>& argv, const std::string& log,
   }
   env_strings.insert(env_strings.end(), extra_env.begin(), extra_env.end());
   std::vector<char*> envp;
+  envp.reserve(env_strings.size() + 1);
   for (std::string& e : env_strings) {
     envp.push_back(e.data());
   }
@@ -250,14 +253,16 @@ CommandResult run(const std::vector<std::string>& argv, const std::string& stdin
     }
   }
   for (const auto& [key, value] : extra_env) {
-    env_strings.push_back(key + "=" + value);
+    env_strings.push_back(std::string(key).append("=").append(value));
   }
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const auto& a : argv) {
     args.push_back(const_cast<char*>(a.c_str()));
   }
   args.push_back(nullptr);
   std::vector<char*> envp;
+  envp.reserve(env_strings.size() + 1);
   for (auto& e : env_strings) {
     envp.push_back(e.data());
   }
@@ -323,7 +328,7 @@ std::string userKubeconfig(const Env& env, const std::string& name,
                            const std::vector<std::string>& groups) {
   std::vector<std::string> argv{rigCommand(), "user", "--dir", env.dir, "--name", name};
   for (const auto& g : groups) {
-    argv.push_back("--group");
+    argv.emplace_back("--group");
     argv.push_back(g);
   }
   CommandResult r = run(argv);
@@ -344,8 +349,8 @@ std::string pushImage(const Env& env, const std::string& rootfs, const std::stri
                                    "--ref",
                                    env.registry + "/" + repo + ":" + tag};
   for (const auto& [key, value] : labels) {
-    argv.push_back("--label");
-    argv.push_back(key + "=" + value);
+    argv.emplace_back("--label");
+    argv.push_back(std::string(key).append("=").append(value));
   }
   CommandResult r = run(argv);
   if (r.exit_code != 0) {
@@ -358,9 +363,10 @@ std::string pushImage(const Env& env, const std::string& rootfs, const std::stri
 std::string podLog(const Env& env, const std::string& ns, const std::string& pod,
                    const std::string& container) {
   std::error_code ec;
+  const std::string prefix = std::string(ns).append("_").append(pod).append("_");
   for (const auto& entry : std::filesystem::directory_iterator(env.dir + "/pods", ec)) {
     const std::string name = entry.path().filename().string();
-    if (name.rfind(ns + "_" + pod + "_", 0) == 0) {
+    if (name.rfind(prefix, 0) == 0) {
       std::ifstream in(entry.path() / "logs" / (container + ".log"));
       std::stringstream ss;
       ss << in.rdbuf();

@@ -17,7 +17,7 @@ ParsedCommandLine parse(std::vector<std::string> args) {
   return parseCommandLine(args);
 }
 
-// What the manager passes for a guarded TerraformCluster apply (spec §13.3).
+// What the manager passes for a guarded TerraformCluster apply (docs/behaviour/jobs.md).
 TEST(OptionsTest, ParsesTheManagersClusterApplyArguments) {
   const ParsedCommandLine parsed = parse({
       "run",
