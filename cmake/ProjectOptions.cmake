@@ -48,15 +48,21 @@ endfunction()
 # unit, integration, e2e or capi. Unit cases are registered one by one.
 # A binary of a higher tier shares one rig between its cases (started once
 # per binary), so it is registered as a single ctest test.
+# captf_test_environment(OUT): the ENVIRONMENT of every test entry.
+function(captf_test_environment out)
+  set(env "CAPTF_SOURCE_DIR=${PROJECT_SOURCE_DIR};CAPTF_BINARY_DIR=${PROJECT_BINARY_DIR}")
+  if(CAPTF_SANITIZE)
+    list(APPEND env "LSAN_OPTIONS=suppressions=${PROJECT_SOURCE_DIR}/test/lsan.supp")
+  endif()
+  set(${out} "${env}" PARENT_SCOPE)
+endfunction()
+
 function(captf_test name label)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;ARGS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gmock GTest::gtest_main
                         project_options project_warnings)
-  set(env "CAPTF_SOURCE_DIR=${PROJECT_SOURCE_DIR};CAPTF_BINARY_DIR=${PROJECT_BINARY_DIR}")
-  if(CAPTF_SANITIZE)
-    list(APPEND env "LSAN_OPTIONS=suppressions=${PROJECT_SOURCE_DIR}/test/lsan.supp")
-  endif()
+  captf_test_environment(env)
   if(label STREQUAL "unit")
     gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST
                          PROPERTIES LABELS unit TIMEOUT 120 ENVIRONMENT "${env}")

@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include <arpa/inet.h>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
@@ -9,8 +10,11 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <fmt/format.h>
+#include <netinet/in.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 namespace captf::webhooks::testing {
 namespace {
@@ -167,6 +171,30 @@ std::string admissionReview(const std::string& uid, const std::string& kind,
       R"("operation":"CREATE","userInfo":{{"username":"admin","groups":["system:masters"]}},)"
       R"("object":{}}}}})",
       uid, kind, object_json);
+}
+
+std::string plainExchange(uint16_t port, const std::string& request) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) {
+    return "";
+  }
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string response;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      ::write(fd, request.data(), request.size()) == static_cast<ssize_t>(request.size())) {
+    // Nothing more to send: a server draining an unread body sees the end.
+    ::shutdown(fd, SHUT_WR);
+    char buffer[512];
+    ssize_t n = 0;
+    while ((n = ::read(fd, buffer, sizeof(buffer))) > 0) {
+      response.append(buffer, static_cast<size_t>(n));
+    }
+  }
+  ::close(fd);
+  return response;
 }
 
 } // namespace captf::webhooks::testing

@@ -4,6 +4,7 @@
 // server against a given CA: the webhook tests' stand-in for the API
 // server's admission client.
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -56,5 +57,10 @@ private:
 // An AdmissionReview of `kind` (CREATE of `object`) with request uid `uid`.
 std::string admissionReview(const std::string& uid, const std::string& kind,
                             const std::string& object_json);
+
+// One request over a plain TCP socket to 127.0.0.1:port (no HTTP client
+// code in the way), the write side shut after it: the whole response as
+// received until the server closes; "" when no connection was made.
+std::string plainExchange(uint16_t port, const std::string& request);
 
 } // namespace captf::webhooks::testing

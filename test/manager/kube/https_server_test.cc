@@ -246,32 +246,6 @@ TEST(CertificatesTest, SelfSignedPairsLoadAndDiffer) {
   EXPECT_EQ(reloader.generation(), 1);
 }
 
-// One request over a plain socket, so that the test does not depend on the
-// client code: the whole response as received until the server closes.
-std::string plainExchange(uint16_t port, const std::string& request) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) {
-    return "";
-  }
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string response;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      ::write(fd, request.data(), request.size()) == static_cast<ssize_t>(request.size())) {
-    // Nothing more to send: a server draining an unread body sees the end.
-    ::shutdown(fd, SHUT_WR);
-    char buffer[512];
-    ssize_t n = 0;
-    while ((n = ::read(fd, buffer, sizeof(buffer))) > 0) {
-      response.append(buffer, static_cast<size_t>(n));
-    }
-  }
-  ::close(fd);
-  return response;
-}
-
 TEST(PlaintextServerTest, ServesPlainHttpWithoutACertificate) {
   ServerOptions opts;
   opts.name = "probes";
@@ -286,7 +260,7 @@ TEST(PlaintextServerTest, ServesPlainHttpWithoutACertificate) {
   EXPECT_TRUE(server.ready().ok());
   EXPECT_EQ(server.certificateGeneration(), 0);
   EXPECT_FALSE(server.selfSigned());
-  const std::string response = plainExchange(
+  const std::string response = webhooks::testing::plainExchange(
       server.port(), "POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n"
                      "\r\nhi");
   EXPECT_EQ(response.rfind("HTTP/1.1 200 OK\r\n", 0), 0U) << response;
@@ -306,14 +280,14 @@ TEST(PlaintextServerTest, KeepsTheConnectionAliveAndLimitsBodies) {
   HttpsServer server(opts, echo, nullLogger());
   ASSERT_TRUE(server.start().ok());
   // Two requests on one connection; the second closes it.
-  const std::string both =
-      plainExchange(server.port(), "GET /1 HTTP/1.1\r\nHost: x\r\n\r\n"
-                                   "GET /2 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  const std::string both = webhooks::testing::plainExchange(
+      server.port(), "GET /1 HTTP/1.1\r\nHost: x\r\n\r\n"
+                     "GET /2 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
   EXPECT_NE(both.find("GET /1 "), std::string::npos) << both;
   EXPECT_NE(both.find("GET /2 "), std::string::npos) << both;
-  const std::string large =
-      plainExchange(server.port(), "POST /big HTTP/1.1\r\nHost: x\r\nContent-Length: 64\r\n\r\n" +
-                                       std::string(64, 'x'));
+  const std::string large = webhooks::testing::plainExchange(
+      server.port(),
+      "POST /big HTTP/1.1\r\nHost: x\r\nContent-Length: 64\r\n\r\n" + std::string(64, 'x'));
   EXPECT_EQ(large.rfind("HTTP/1.1 413 ", 0), 0U) << large;
 }
 
@@ -328,8 +302,8 @@ TEST(PlaintextServerTest, AnEmptyAddressListensOnEveryInterface) {
     GTEST_SKIP() << "no IPv6 on this machine: " << started;
   }
   // Reached over IPv4 through the dual-stack socket.
-  const std::string response =
-      plainExchange(server.port(), "GET /any HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  const std::string response = webhooks::testing::plainExchange(
+      server.port(), "GET /any HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
   EXPECT_EQ(response.rfind("HTTP/1.1 200 OK\r\n", 0), 0U) << response;
 }
 

@@ -7,6 +7,7 @@
 #include "manager/kube/diagnostics_server.h"
 #include "manager/kube/metrics.h"
 #include "test/manager/kube/fakes.h"
+#include "test/webhooks/https_client.h"
 
 namespace captf::kube {
 namespace {
@@ -99,34 +100,14 @@ TEST(DiagnosticsServerTest, ProbesFollowKubernetesConventions) {
   EXPECT_NE(metrics.second.find("c_total 1\n"), std::string::npos);
 }
 
-// One request over a plain socket, to keep the test independent of the
-// client code: the response as received until the server closes.
-std::string exchange(int port, const std::string& request) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  EXPECT_GE(fd, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  EXPECT_EQ(::write(fd, request.data(), request.size()), static_cast<ssize_t>(request.size()));
-  std::string response;
-  char buffer[512];
-  ssize_t n = 0;
-  while ((n = ::read(fd, buffer, sizeof(buffer))) > 0) {
-    response.append(buffer, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  return response;
-}
-
 TEST(DiagnosticsServerTest, ServesOverHttp) {
   DiagnosticsServer server("127.0.0.1:0", nullptr, testing::quietLogger());
   server.addCheck(CheckKind::kHealthz, "ping", [] { return absl::OkStatus(); });
   ASSERT_TRUE(server.start().ok());
   ASSERT_GT(server.port(), 0);
-  const std::string response =
-      exchange(server.port(), "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  const std::string response = webhooks::testing::plainExchange(
+      static_cast<uint16_t>(server.port()),
+      "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
   EXPECT_EQ(response.rfind("HTTP/1.1 200 OK\r\n", 0), 0U) << response;
   EXPECT_EQ(response.substr(response.size() - 2), "ok");
   EXPECT_NE(response.find("Content-Type: text/plain; charset=utf-8\r\n"), std::string::npos)
@@ -141,9 +122,10 @@ TEST(DiagnosticsServerTest, AnswersHeadWithoutABodyAndMetricsAsPrometheusText) {
   DiagnosticsServer server("127.0.0.1:0", &registry, testing::quietLogger());
   ASSERT_TRUE(server.start().ok());
   // Two requests on one keep-alive connection.
-  const std::string response =
-      exchange(server.port(), "HEAD /livez HTTP/1.1\r\nHost: x\r\n\r\n"
-                              "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  const std::string response = webhooks::testing::plainExchange(
+      static_cast<uint16_t>(server.port()),
+      "HEAD /livez HTTP/1.1\r\nHost: x\r\n\r\n"
+      "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
   const size_t second = response.find("HTTP/1.1 200 OK\r\n", 1);
   ASSERT_NE(second, std::string::npos) << response;
   const std::string head = response.substr(0, second);
