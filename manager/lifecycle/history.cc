@@ -131,6 +131,7 @@ absl::StatusOr<JobRecord> jobRecordFromJob(const json& job) {
       if (type == "Failed") {
         record.outcome = JobOutcome::kFailed;
         record.finished = timeMember(condition, "lastTransitionTime");
+        record.deadline_exceeded = stringMember(condition, "reason") == "DeadlineExceeded";
         break;
       }
     }

@@ -64,6 +64,9 @@ struct JobRecord {
   std::string approved_plan{};
   // captf.io/restore-serial (restore Jobs).
   std::optional<std::int64_t> restore_serial{};
+  // Its Failed condition has reason DeadlineExceeded: the Job's own
+  // activeDeadlineSeconds ran out, whatever the runner then reported.
+  bool deadline_exceeded = false;
 
   friend bool operator==(const JobRecord&, const JobRecord&) = default;
 };

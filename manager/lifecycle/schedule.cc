@@ -60,18 +60,49 @@ std::int32_t consecutiveFailures(std::span<const JobRecord> jobs, api::Operation
   return n;
 }
 
+std::int32_t deadlineStreak(std::span<const JobRecord> jobs, api::Operation operation) {
+  std::vector<const JobRecord*> of_op;
+  for (const JobRecord& job : jobs) {
+    if (job.operation == operation && job.outcome != JobOutcome::kActive) {
+      of_op.push_back(&job);
+    }
+  }
+  std::sort(of_op.begin(), of_op.end(),
+            [](const JobRecord* a, const JobRecord* b) { return a->attempt > b->attempt; });
+  std::int32_t n = 0;
+  for (const JobRecord* job : of_op) {
+    if (job->outcome != JobOutcome::kInterrupted || !job->deadline_exceeded) {
+      break;
+    }
+    ++n;
+  }
+  return n;
+}
+
 std::optional<TimePoint> retryNotBefore(std::span<const JobRecord> jobs, api::Operation operation,
                                         std::int32_t failed_jobs_history_limit) {
   const JobRecord* newest = newestFinished(jobs, operation);
-  if (newest == nullptr || !countsForBackoff(newest->outcome)) {
+  if (newest == nullptr) {
     return std::nullopt;
   }
   const std::optional<api::Time>& at = newest->finished ? newest->finished : newest->created;
   if (!at) {
     return std::nullopt;
   }
-  return toTimePoint(*at) +
-         backoffDelay(consecutiveFailures(jobs, operation), failed_jobs_history_limit);
+  if (countsForBackoff(newest->outcome)) {
+    return toTimePoint(*at) +
+           backoffDelay(consecutiveFailures(jobs, operation), failed_jobs_history_limit);
+  }
+  // A run that keeps hitting its deadline is not retried at once forever:
+  // pruning retains at most max(limit, 1) of them, so the threshold is
+  // capped by what can be seen.
+  const std::int32_t at_once =
+      std::min(kDeadlineRetriesAtOnce, std::max(failed_jobs_history_limit, 1) - 1);
+  if (newest->outcome == JobOutcome::kInterrupted && newest->deadline_exceeded &&
+      deadlineStreak(jobs, operation) > at_once) {
+    return toTimePoint(*at) + kBackoffCap;
+  }
+  return std::nullopt;
 }
 
 Seconds pendingRefreshDelay(std::int32_t pending_refreshes) {

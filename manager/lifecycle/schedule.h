@@ -56,12 +56,25 @@ Seconds backoffDelay(std::int32_t consecutive_failures, std::int32_t failed_jobs
 // nor ending the run).
 std::int32_t consecutiveFailures(std::span<const JobRecord> jobs, api::Operation operation);
 
+// How many of the operation's newest finished Jobs, in a row, were
+// interrupted at their own deadline (kInterrupted with deadline_exceeded).
+std::int32_t deadlineStreak(std::span<const JobRecord> jobs, api::Operation operation);
+
+// An interrupted run that hit its deadline is retried at once this many
+// times in a row; the next one waits the backoff cap
+// (docs/behaviour/lifecycle.md#retry-backoff). Fewer when
+// failedJobsHistoryLimit retains fewer Jobs: min(this, max(limit, 1)).
+inline constexpr std::int32_t kDeadlineRetriesAtOnce = 2;
+
 // When `operation` may run again after failures: the newest finished Job
 // of the operation failed in a way that counts (JobOutcome::kFailed) ⇒ its
-// finish time + backoffDelay(consecutiveFailures). nullopt when nothing
-// holds it back: no finished Job, a success, or a newest Job that was
-// interrupted (retried without backoff, docs/behaviour/lifecycle.md), blocked or plan-changed
-// (those wait on their own trigger — an approval runs at once).
+// finish time + backoffDelay(consecutiveFailures); the newest Jobs were
+// interrupted at their deadline more than kDeadlineRetriesAtOnce times in
+// a row ⇒ its finish time + the backoff cap. nullopt when nothing holds it
+// back: no finished Job, a success, or a newest Job that was interrupted
+// (retried without backoff, docs/behaviour/lifecycle.md), blocked or
+// plan-changed (those wait on their own trigger — an approval runs at
+// once).
 std::optional<TimePoint> retryNotBefore(std::span<const JobRecord> jobs, api::Operation operation,
                                         std::int32_t failed_jobs_history_limit);
 

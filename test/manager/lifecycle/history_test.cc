@@ -101,6 +101,21 @@ TEST(HistoryTest, JobRecordFromJob) {
   EXPECT_FALSE(r->drift_remediation);
 }
 
+TEST(HistoryTest, JobRecordKnowsAFailureAtItsDeadline) {
+  json at_deadline = withCondition(runJob("apply", "2"), "Failed", "2026-01-01T00:06:00Z");
+  at_deadline["status"]["conditions"][1]["reason"] = "DeadlineExceeded";
+  at_deadline["metadata"]["annotations"] = {{"captf.io/interrupted", "true"}};
+  json back_off = withCondition(runJob("apply", "3"), "Failed", "2026-01-01T00:06:00Z");
+  back_off["status"]["conditions"][1]["reason"] = "BackoffLimitExceeded";
+  auto a = jobRecordFromJob(at_deadline);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->outcome, JobOutcome::kInterrupted);
+  EXPECT_TRUE(a->deadline_exceeded);
+  auto b = jobRecordFromJob(back_off);
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_FALSE(b->deadline_exceeded);
+}
+
 TEST(HistoryTest, JobRecordFromJobRejectsForeignJobs) {
   const std::vector<std::pair<json, std::string>> cases = {
       {json::object(), "metadata.name"},

@@ -95,6 +95,63 @@ TEST(ScheduleTest, RetryNotBefore) {
   }
 }
 
+// An apply that never finishes inside its deadline is interrupted each
+// time; it is retried at once twice, then waits the 10-minute cap, so it
+// does not loop back to back forever.
+TEST(ScheduleTest, RunsThatKeepHittingTheirDeadlineBackOff) {
+  const auto deadline = [](std::int32_t attempt, std::int64_t finished) {
+    return job({.attempt = attempt,
+                .outcome = JobOutcome::kInterrupted,
+                .finished = finished,
+                .deadline = true});
+  };
+  struct Case {
+    std::string name{};
+    std::vector<JobRecord> jobs{};
+    std::int32_t limit = 3;
+    std::optional<TimePoint> expected{};
+  };
+  const std::vector<Case> cases = {
+      {"one deadline: at once", {deadline(1, -10)}, 3, std::nullopt},
+      {"two in a row: at once", {deadline(1, -100), deadline(2, -10)}, 3, std::nullopt},
+      {"three in a row: the cap after the newest",
+       {deadline(1, -200), deadline(2, -100), deadline(3, -10)},
+       3,
+       kNow + seconds(590)},
+      {"a success ends the streak",
+       {deadline(1, -300), deadline(2, -200), job({.attempt = 3, .finished = -150}),
+        deadline(4, -100), deadline(5, -10)},
+       3,
+       std::nullopt},
+      {"an interruption from outside ends the streak",
+       {deadline(1, -300), deadline(2, -200),
+        job({.attempt = 3, .outcome = JobOutcome::kInterrupted, .finished = -150}),
+        deadline(4, -100), deadline(5, -10)},
+       3,
+       std::nullopt},
+      {"a newest interruption from outside runs at once after a streak",
+       {deadline(1, -300), deadline(2, -200), deadline(3, -100),
+        job({.attempt = 4, .outcome = JobOutcome::kInterrupted, .finished = -10})},
+       3,
+       std::nullopt},
+      {"limit 1 keeps one: the cap from the first deadline",
+       {deadline(1, -10)},
+       1,
+       kNow + seconds(590)},
+      {"limit 2: at once once, then the cap",
+       {deadline(1, -100), deadline(2, -10)},
+       2,
+       kNow + seconds(590)},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    EXPECT_EQ(retryNotBefore(c.jobs, Operation::kApply, c.limit), c.expected);
+  }
+  EXPECT_EQ(deadlineStreak(cases[2].jobs, Operation::kApply), 3);
+  EXPECT_EQ(deadlineStreak(cases[3].jobs, Operation::kApply), 2);
+  EXPECT_EQ(deadlineStreak(cases[2].jobs, Operation::kDestroy), 0);
+}
+
 TEST(ScheduleTest, PendingRefreshDelay) {
   EXPECT_EQ(pendingRefreshDelay(0), seconds(30));
   EXPECT_EQ(pendingRefreshDelay(1), seconds(30));

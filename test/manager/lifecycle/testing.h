@@ -27,6 +27,7 @@ struct JobSpec {
   std::string inputs_hash = "h2:one";
   bool remediation = false;
   std::optional<std::int64_t> restore_serial = std::nullopt;
+  bool deadline = false; // the Job failed at its deadline
 };
 
 inline JobRecord job(const JobSpec& spec) {
@@ -42,6 +43,7 @@ inline JobRecord job(const JobSpec& spec) {
   record.inputs_hash = spec.inputs_hash;
   record.drift_remediation = spec.remediation;
   record.restore_serial = spec.restore_serial;
+  record.deadline_exceeded = spec.deadline;
   return record;
 }
 
