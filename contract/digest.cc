@@ -8,6 +8,7 @@
 #include <openssl/evp.h>
 
 #include "absl/strings/escaping.h"
+#include "contract/strings.h"
 
 namespace captf::contract {
 
@@ -31,7 +32,7 @@ std::string sha256Hex(std::string_view data) {
 }
 
 std::string base64Encode(std::string_view data) {
-  return absl::Base64Escape(absl::string_view(data.data(), data.size()));
+  return absl::Base64Escape(av(data));
 }
 
 std::optional<std::string> base64Decode(std::string_view text) {
@@ -47,7 +48,7 @@ std::optional<std::string> base64Decode(std::string_view text) {
     return std::nullopt;
   }
   std::string out;
-  if (!absl::Base64Unescape(absl::string_view(text.data(), text.size()), &out)) {
+  if (!absl::Base64Unescape(av(text), &out)) {
     return std::nullopt;
   }
   return out;

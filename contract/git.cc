@@ -393,8 +393,8 @@ bool hashedMatch(std::string_view pattern, const std::string& name) {
   }
   std::string salt;
   std::string expected;
-  if (!absl::Base64Unescape(absl::string_view(parts[0].data(), parts[0].size()), &salt) ||
-      !absl::Base64Unescape(absl::string_view(parts[1].data(), parts[1].size()), &expected)) {
+  if (!absl::Base64Unescape(av(parts[0]), &salt) ||
+      !absl::Base64Unescape(av(parts[1]), &expected)) {
     return false;
   }
   std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
@@ -456,8 +456,7 @@ std::vector<KnownHostLine> parseKnownHosts(std::string_view text) {
     }
     parsed.hosts = fields[0];
     parsed.type = fields[1];
-    if (!absl::Base64Unescape(absl::string_view(fields[2].data(), fields[2].size()), &parsed.key) ||
-        parsed.key.empty()) {
+    if (!absl::Base64Unescape(av(fields[2]), &parsed.key) || parsed.key.empty()) {
       continue;
     }
     lines.push_back(std::move(parsed));
@@ -1209,7 +1208,7 @@ absl::StatusOr<Credentials> credentialsFromDirectory(const std::string& dir) {
     if (!S_ISREG(st.st_mode)) {
       return invalidCredential(strCat(path, " is not a file"));
     }
-    if (static_cast<std::uint64_t>(st.st_size) > kMaxCredentialFileBytes) {
+    if (std::cmp_greater(st.st_size, kMaxCredentialFileBytes)) {
       return invalidCredential(strCat(path, " is larger than 1 MiB"));
     }
     std::ifstream in(path, std::ios::binary);

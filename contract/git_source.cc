@@ -13,7 +13,7 @@ constexpr std::size_t kMaxRefBytes = 255;
 constexpr std::size_t kMaxPathBytes = 1024;
 
 absl::Status bad(std::string_view what) {
-  return absl::InvalidArgumentError(absl::string_view(what.data(), what.size()));
+  return absl::InvalidArgumentError(av(what));
 }
 
 // Locale-free character classes (user input is bytes).
@@ -37,7 +37,7 @@ bool contains(std::string_view text, std::string_view part) {
   return text.find(part) != std::string_view::npos;
 }
 bool startsWith(std::string_view text, std::string_view prefix) {
-  return text.substr(0, prefix.size()) == prefix;
+  return text.starts_with(prefix);
 }
 bool endsWith(std::string_view text, std::string_view suffix) {
   return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
@@ -323,7 +323,7 @@ absl::Status validateGitRef(const GitRef& ref) {
     return bad(strCat(what, " name starts with '-'"));
   }
   if (contains(name, "..") || contains(name, "@{")) {
-    return bad(strCat(what, " name has \"..\" or \"@{\""));
+    return bad(strCat(what, R"( name has ".." or "@{")"));
   }
   if (name.back() == '.') {
     return bad(strCat(what, " name ends with '.'"));

@@ -1,56 +1,16 @@
 #include "contract/image_labels.h"
 
-#include <algorithm>
-#include <array>
 #include <set>
 
 #include <nlohmann/json.hpp>
 
+#include "contract/quantity.h"
+
 namespace captf::contract {
 
-namespace {
-
-bool isDigits(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
-} // namespace
-
 bool isQuantity(std::string_view s) {
-  std::size_t i = 0;
-  if (i < s.size() && s[i] == '+') {
-    ++i;
-  }
-  const std::size_t digits_start = i;
-  while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
-    ++i;
-  }
-  bool any = i > digits_start;
-  if (i < s.size() && s[i] == '.') {
-    ++i;
-    const std::size_t frac = i;
-    while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
-      ++i;
-    }
-    any = any || i > frac;
-  }
-  if (!any) {
-    return false;
-  }
-  const std::string_view suffix = s.substr(i);
-  static constexpr std::array<std::string_view, 16> kSuffixes = {
-      "", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "n", "u", "m", "k", "M", "G", "T", "P", "E"};
-  if (std::find(kSuffixes.begin(), kSuffixes.end(), suffix) != kSuffixes.end()) {
-    return true;
-  }
-  if (suffix.size() >= 2 && (suffix[0] == 'e' || suffix[0] == 'E')) {
-    std::string_view exp = suffix.substr(1);
-    if (exp.front() == '+' || exp.front() == '-') {
-      exp.remove_prefix(1);
-    }
-    return isDigits(exp);
-  }
-  return false;
+  const std::optional<QuantityParts> parts = parseQuantity(s);
+  return parts && parts->sign != '-';
 }
 
 absl::StatusOr<std::map<std::string, std::string>> parseCapacityLabel(std::string_view text) {
@@ -68,7 +28,7 @@ absl::StatusOr<std::map<std::string, std::string>> parseCapacityLabel(std::strin
     }
     if (!value.is_string() || !isQuantity(value.get<std::string>())) {
       return absl::InvalidArgumentError("the value of \"" + key +
-                                        "\" is not a quantity string such as \"4\" or \"16Gi\"");
+                                        R"(" is not a quantity string such as "4" or "16Gi")");
     }
     out[key] = value.get<std::string>();
   }

@@ -170,8 +170,7 @@ std::optional<ImageReference> parseImageReference(std::string_view ref, std::str
           return isWord(c) || c == '.' || c == '-';
         })) {
       return fail("invalid tag \"" + out.tag +
-                  "\": a tag is letters, digits, \"_\", \".\" and \"-\", not starting with \".\" "
-                  "or \"-\"");
+                  R"(": a tag is letters, digits, "_", "." and "-", not starting with "." or "-")");
     }
   }
   if (rest.empty()) {
@@ -211,7 +210,7 @@ std::optional<ImageReference> parseImageReference(std::string_view ref, std::str
                     "\" must be lowercase");
       }
       return fail("invalid repository path component \"" + std::string(component) +
-                  "\": lowercase letters and digits, separated by \".\", \"_\", \"__\" or \"-\"");
+                  R"(": lowercase letters and digits, separated by ".", "_", "__" or "-")");
     }
     if (slash == std::string_view::npos) {
       break;

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
+#include <cstddef>
 #include <limits>
+
+#include "contract/quantity.h"
 
 namespace captf::contract {
 
@@ -23,12 +25,8 @@ LogStream logStream(LogFormat format, LogSeverity severity, SplitStream split) {
 }
 
 std::optional<std::int64_t> parseByteQuantity(std::string_view quantity) {
-  std::size_t digits = 0;
-  while (digits < quantity.size() &&
-         std::isdigit(static_cast<unsigned char>(quantity[digits])) != 0) {
-    ++digits;
-  }
-  if (digits == 0) {
+  const std::optional<QuantityParts> parts = parseQuantity(quantity);
+  if (!parts || parts->sign != 0 || parts->point || parts->whole.empty()) {
     return std::nullopt;
   }
   struct Suffix {
@@ -38,7 +36,7 @@ std::optional<std::int64_t> parseByteQuantity(std::string_view quantity) {
   static constexpr std::array<Suffix, 13> kSuffixes = {{
       {"", 1},
       {"k", 1000},
-      {"M", 1000 * 1000},
+      {"M", static_cast<std::int64_t>(1000 * 1000)},
       {"G", 1000LL * 1000 * 1000},
       {"T", 1000LL * 1000 * 1000 * 1000},
       {"P", 1000LL * 1000 * 1000 * 1000 * 1000},
@@ -50,7 +48,7 @@ std::optional<std::int64_t> parseByteQuantity(std::string_view quantity) {
       {"Pi", 1LL << 50},
       {"Ei", 1LL << 60},
   }};
-  const std::string_view suffix = quantity.substr(digits);
+  const std::string_view suffix = parts->suffix;
   const auto* found = std::find_if(kSuffixes.begin(), kSuffixes.end(),
                                    [suffix](const Suffix& s) { return s.text == suffix; });
   if (found == kSuffixes.end()) {
@@ -58,7 +56,7 @@ std::optional<std::int64_t> parseByteQuantity(std::string_view quantity) {
   }
   constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
   std::int64_t value = 0;
-  for (const char c : quantity.substr(0, digits)) {
+  for (const char c : parts->whole) {
     const int digit = c - '0';
     if (value > (kMax - digit) / 10) {
       return std::nullopt;

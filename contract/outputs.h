@@ -1,7 +1,7 @@
 #pragma once
 
-// The check of a role's outputs against the contract (contract-lint-ops
-// docs/contract.md, docs/behaviour/outputs.md general rules), shared by the runner (which
+// The check of a role's outputs against the contract (docs/contract.md,
+// docs/behaviour/outputs.md, general rules), shared by the runner (which
 // reports them in the result document) and the manager (which judges
 // OutputsValid from state). Both read the same document shape:
 // {name: {value, type, sensitive}}, which is what `<runtime> output -json`

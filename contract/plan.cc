@@ -198,7 +198,7 @@ std::string planHash(std::span<const PlannedChange> changes) {
     if (!change.deposed.empty()) {
       entry += strCat("|", jsonQuoted(change.deposed));
     }
-    entry += "\n";
+    entry += '\n';
     entries.push_back(std::move(entry));
   }
   std::sort(entries.begin(), entries.end());

@@ -88,7 +88,7 @@ void normalize(pb::RunResult& result) {
   if (result.has_plan()) {
     pb::PlanSummary& plan = *result.mutable_plan();
     bound(plan.mutable_plan_hash(), kMaxPlanHashBytes);
-    if (static_cast<std::size_t>(plan.resources_size()) > kMaxPlanResources) {
+    if (std::cmp_greater(plan.resources_size(), kMaxPlanResources)) {
       plan.mutable_resources()->DeleteSubrange(static_cast<int>(kMaxPlanResources),
                                                plan.resources_size() -
                                                    static_cast<int>(kMaxPlanResources));
@@ -100,7 +100,7 @@ void normalize(pb::RunResult& result) {
   }
   if (result.has_drift()) {
     pb::DriftSummary& drift = *result.mutable_drift();
-    if (static_cast<std::size_t>(drift.resources_size()) > kMaxDriftResources) {
+    if (std::cmp_greater(drift.resources_size(), kMaxDriftResources)) {
       drift.mutable_resources()->DeleteSubrange(static_cast<int>(kMaxDriftResources),
                                                 drift.resources_size() -
                                                     static_cast<int>(kMaxDriftResources));
@@ -110,7 +110,7 @@ void normalize(pb::RunResult& result) {
       bound(&resource, kMaxDriftResourceBytes);
     }
   }
-  if (static_cast<std::size_t>(result.steps_size()) > kMaxSteps) {
+  if (std::cmp_greater(result.steps_size(), kMaxSteps)) {
     // Keep the most recent steps: the failing one is last.
     result.mutable_steps()->DeleteSubrange(0, result.steps_size() - static_cast<int>(kMaxSteps));
   }
@@ -231,7 +231,7 @@ absl::Status checkContract(const pb::RunResult& result) {
     break;
   }
   }
-  if (static_cast<std::size_t>(result.steps_size()) > kMaxSteps) {
+  if (std::cmp_greater(result.steps_size(), kMaxSteps)) {
     errors.push_back(strCat(result.steps_size(), " steps, over ", kMaxSteps));
   }
   for (int i = 0; i < result.steps_size(); ++i) {
@@ -239,7 +239,7 @@ absl::Status checkContract(const pb::RunResult& result) {
       errors.push_back(strCat("steps[", i, "] does not name its step"));
     }
   }
-  if (static_cast<std::size_t>(result.plan().resources_size()) > kMaxPlanResources) {
+  if (std::cmp_greater(result.plan().resources_size(), kMaxPlanResources)) {
     errors.push_back(
         strCat(result.plan().resources_size(), " plan resources, over ", kMaxPlanResources));
   }
@@ -250,7 +250,7 @@ absl::Status checkContract(const pb::RunResult& result) {
       break;
     }
   }
-  if (static_cast<std::size_t>(result.drift().resources_size()) > kMaxDriftResources) {
+  if (std::cmp_greater(result.drift().resources_size(), kMaxDriftResources)) {
     errors.push_back(
         strCat(result.drift().resources_size(), " drift resources, over ", kMaxDriftResources));
   }

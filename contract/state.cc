@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstddef>
 #include <map>
 #include <optional>
 
@@ -114,7 +115,7 @@ absl::StatusOr<std::string> assembleState(std::span<const std::string> ordered_c
   } closer{&stream};
 
   std::string out;
-  std::string buffer(256 * 1024, '\0');
+  std::string buffer(std::size_t{256} * 1024, '\0');
   bool ended = false;
   std::size_t compressed = 0;
   for (std::size_t i = 0; i < ordered_chunks.size(); ++i) {

@@ -29,13 +29,13 @@ void appendTerraformType(const TypeSpec& type, std::string& out) {
     assert(type.element != nullptr);
     out += "list(";
     appendTerraformType(*type.element, out);
-    out += ")";
+    out += ')';
     return;
   case TypeKind::kMap:
     assert(type.element != nullptr);
     out += "map(";
     appendTerraformType(*type.element, out);
-    out += ")";
+    out += ')';
     return;
   case TypeKind::kObject: {
     out += "object({";
@@ -46,7 +46,7 @@ void appendTerraformType(const TypeSpec& type, std::string& out) {
       }
       first = false;
       out += attribute.name;
-      out += "=";
+      out += '=';
       if (attribute.optionality == Optionality::kOptional) {
         out += "optional(";
         appendTerraformType(*attribute.type, out);
@@ -54,7 +54,7 @@ void appendTerraformType(const TypeSpec& type, std::string& out) {
           out += ", ";
           out += attribute.default_json;
         }
-        out += ")";
+        out += ')';
       } else {
         appendTerraformType(*attribute.type, out);
       }

@@ -141,7 +141,7 @@ private:
       if (args[i] == "module" || args[i] == "image" || args[i] == "version") {
         return strCat(kProgram, " ", args[i]);
       }
-      if (!args[i].starts_with("-")) {
+      if (!args[i].starts_with('-')) {
         break;
       }
     }

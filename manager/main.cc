@@ -5,8 +5,10 @@
 // process, and runs until SIGINT/SIGTERM or lost leadership.
 #include <algorithm>
 #include <atomic>
+#include <cassert>
 #include <cctype>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -54,6 +56,14 @@ constexpr char kDefaultNamespace[] = "captf-system";
 
 using captf::flags::parseDuration;
 
+// A duration flag's value. Every one passed the Go duration check while
+// parsing (manager/flags), so the zero fallback is never taken.
+std::chrono::milliseconds flagDuration(const std::string& text) {
+  const std::optional<std::chrono::milliseconds> d = parseDuration(text);
+  assert(d.has_value());
+  return d.value_or(std::chrono::milliseconds(0));
+}
+
 std::string leaderElectionNamespace() {
   if (const char* ns = std::getenv("POD_NAMESPACE"); ns != nullptr && *ns != '\0') {
     return ns;
@@ -87,7 +97,7 @@ int run(int argc, char** argv) {
     return app.exit(e);
   }
   if (version_cmd->parsed()) {
-    std::cout << versionString() << std::endl;
+    std::cout << versionString() << '\n';
     return 0;
   }
 
@@ -96,14 +106,14 @@ int run(int argc, char** argv) {
   log_options.verbosity = flags.verbosity;
   log_options.split_stream =
       log_options.json ? flags.log_json_split_stream : flags.log_text_split_stream;
-  log_options.flush_frequency = *parseDuration(flags.log_flush_frequency);
+  log_options.flush_frequency = flagDuration(flags.log_flush_frequency);
   auto buffer = log_options.json
                     ? captf::diagnostics::parseBufferSize("--log-json-info-buffer-size",
                                                           flags.log_json_info_buffer_size)
                     : captf::diagnostics::parseBufferSize("--log-text-info-buffer-size",
                                                           flags.log_text_info_buffer_size);
   if (!buffer.ok()) {
-    std::cerr << "invalid flags: " << buffer.status().message() << std::endl;
+    std::cerr << "invalid flags: " << buffer.status().message() << '\n';
     return 2;
   }
   log_options.info_buffer_bytes = *buffer;
@@ -132,19 +142,17 @@ int run(int argc, char** argv) {
                                         : captf::controllers::ClusterOperationGate::kOff;
   settings.runner_events = flags.runner_events ? captf::controllers::RunnerEvents::kOn
                                                : captf::controllers::RunnerEvents::kOff;
-  const auto drift = parseDuration(flags.drift_default_interval);
-  const auto sync = parseDuration(flags.sync_period);
-  const auto lease = parseDuration(flags.leader_elect_lease_duration);
-  const auto renew = parseDuration(flags.leader_elect_renew_deadline);
-  const auto retry = parseDuration(flags.leader_elect_retry_period);
-  // Every duration flag passed the Go duration check while parsing
-  // (manager/flags).
-  settings.drift_default_interval = std::chrono::duration_cast<std::chrono::seconds>(*drift);
-  settings.sync_period = std::chrono::duration_cast<std::chrono::seconds>(*sync);
-  settings.git_poll_interval = std::chrono::duration_cast<std::chrono::milliseconds>(
-      *parseDuration(flags.git_poll_interval));
+  const auto drift = flagDuration(flags.drift_default_interval);
+  const auto sync = flagDuration(flags.sync_period);
+  const auto lease = flagDuration(flags.leader_elect_lease_duration);
+  const auto renew = flagDuration(flags.leader_elect_renew_deadline);
+  const auto retry = flagDuration(flags.leader_elect_retry_period);
+  settings.drift_default_interval = std::chrono::duration_cast<std::chrono::seconds>(drift);
+  settings.sync_period = std::chrono::duration_cast<std::chrono::seconds>(sync);
+  settings.git_poll_interval =
+      std::chrono::duration_cast<std::chrono::milliseconds>(flagDuration(flags.git_poll_interval));
   settings.git_timeout =
-      std::chrono::duration_cast<std::chrono::milliseconds>(*parseDuration(flags.git_timeout));
+      std::chrono::duration_cast<std::chrono::milliseconds>(flagDuration(flags.git_timeout));
   if (settings.git_poll_interval <= std::chrono::milliseconds(0) ||
       settings.git_timeout <= std::chrono::milliseconds(0) || settings.git_workers < 1) {
     return fail("--git-poll-interval and --git-timeout must be positive, --git-workers >= 1");
@@ -212,14 +220,14 @@ int run(int argc, char** argv) {
   captf::controllers::configureCache(options.cache, settings);
   options.health_probe_address = flags.health_addr;
   options.probe_metrics = captf::kube::ProbeMetrics::kOmit;
-  options.graceful_shutdown_timeout = *parseDuration(flags.graceful_shutdown_timeout);
+  options.graceful_shutdown_timeout = flagDuration(flags.graceful_shutdown_timeout);
   if (flags.leader_elect) {
     options.leader_election = captf::kube::LeaderElectionMode::kEnabled;
     options.leader_election_id = kLeaderElectionId;
     options.leader_election_namespace = leaderElectionNamespace();
-    options.leader_election_config.lease_duration = *lease;
-    options.leader_election_config.renew_deadline = *renew;
-    options.leader_election_config.retry_period = *retry;
+    options.leader_election_config.lease_duration = lease;
+    options.leader_election_config.renew_deadline = renew;
+    options.leader_election_config.retry_period = retry;
   }
 
   // Block the signals before any thread starts so that only sigwait sees
@@ -331,6 +339,7 @@ int run(int argc, char** argv) {
   }
   // Wake the signal thread, which still waits for a second signal.
   stopped.store(true);
+  // NOLINTNEXTLINE(bugprone-bad-signal-to-kill-thread): it wakes sigwait, which then returns.
   pthread_kill(signal_thread.native_handle(), SIGTERM);
   signal_thread.join();
   logger->info("manager stopped");
@@ -353,5 +362,12 @@ int main(int argc, char** argv) {
   // transports of the ref watcher write to sockets without MSG_NOSIGNAL) is a
   // write error to handle, not the end of the process.
   std::signal(SIGPIPE, SIG_IGN);
-  return run(argc, argv);
+  // Errors are Status values; an exception reaching here (flag parsing,
+  // allocation) is reported rather than left to std::terminate.
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "manager: %s\n", e.what());
+    return 1;
+  }
 }

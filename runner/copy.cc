@@ -88,7 +88,7 @@ absl::Status copyExecutable(const std::string& source, const std::string& destin
   } remover{&temporary};
 
   if (auto copied = copyBytes(in.get(), out.get()); !copied.ok()) {
-    return absl::Status(copied.code(), contract::strCat("copy: ", std::string(copied.message())));
+    return {copied.code(), contract::strCat("copy: ", std::string(copied.message()))};
   }
   if (::fchmod(out.get(), kExecutableMode) != 0) {
     return absl::InternalError(errnoMessage("copy: fchmod", errno));

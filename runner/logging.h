@@ -2,8 +2,9 @@
 
 // The runner's own log: one line per event, a constant message and typed
 // key/value fields, as text (klog style) or JSON (component-base style),
-// through spdlog. Never a secret value: fields carry names, steps, exit
-// codes, durations and counts.
+// through spdlog and the manager's line writer (contract/log_format.h). Never
+// a secret value: fields carry names, steps, exit codes, durations and
+// counts.
 
 #include <cstdint>
 #include <initializer_list>
@@ -49,6 +50,9 @@ public:
                      std::initializer_list<LogField> fields) const;
 
 private:
+  // The line as a record of contract/log_format.h.
+  static std::string record(char severity, int level, std::string_view message,
+                            std::initializer_list<LogField> fields);
   void write(spdlog::level::level_enum level, char severity, int v, std::string_view message,
              std::initializer_list<LogField> fields);
 
@@ -62,5 +66,9 @@ private:
 // and errors to stderr, JSON errors only). Lines are flushed as written: the
 // runner logs little, and a killed pod must not lose its last lines.
 std::shared_ptr<spdlog::logger> makeStderrLogger(LogFormat format, contract::SplitStream split);
+
+// A logger writing every line to `sink` in `format` (makeStderrLogger's
+// lines; tests capture them with an ostream sink).
+std::shared_ptr<spdlog::logger> makeLogger(LogFormat format, spdlog::sink_ptr sink);
 
 } // namespace captf::runner

@@ -26,7 +26,7 @@
 #include "runner/run.h"
 #include "runner/version.h"
 
-extern char** environ;
+extern char** environ; // NOLINT(cppcoreguidelines-avoid-non-const-global-variables): POSIX
 
 namespace {
 

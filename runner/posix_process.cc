@@ -4,6 +4,7 @@
 #include <array>
 #include <cerrno>
 #include <chrono>
+#include <cstddef>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -25,7 +26,7 @@ namespace {
 using SteadyClock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-constexpr std::size_t kReadChunk = 64 * 1024;
+constexpr std::size_t kReadChunk = std::size_t{64} * 1024;
 // Once the child has exited: how long to keep reading what is still in the
 // pipes (or written by a descendant that left the process group), at most,
 // and after how long without output to stop.
@@ -128,7 +129,7 @@ absl::Status execError(const std::string& path, int error) {
 
 int toMillis(SteadyClock::duration duration) {
   const auto ms = std::chrono::ceil<milliseconds>(duration).count();
-  return static_cast<int>(std::clamp<std::int64_t>(ms, 0, 24 * 3600 * 1000));
+  return static_cast<int>(std::clamp<std::int64_t>(ms, 0, std::int64_t{24} * 3600 * 1000));
 }
 
 // One output pipe of the child.
@@ -231,7 +232,7 @@ absl::StatusOr<ProcessResult> PosixProcessRunner::run(const ProcessSpec& spec, O
   do {
     n = ::read(exec_status->read.get(), &child_errno, sizeof child_errno);
   } while (n < 0 && errno == EINTR);
-  if (n == static_cast<ssize_t>(sizeof child_errno)) {
+  if (std::cmp_equal(n, sizeof child_errno)) {
     child.wait();
     return execError(spec.path, child_errno);
   }

@@ -63,7 +63,7 @@ GrpcReporter::~GrpcReporter() {
 }
 
 void GrpcReporter::send(pb::ReportRequest event) {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   if (stats_.gave_up || closing_) {
     ++stats_.dropped;
     return;
@@ -106,14 +106,14 @@ void GrpcReporter::send(pb::ReportRequest event) {
 
 ReportStats GrpcReporter::close(absl::Duration budget) {
   {
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     closing_ = true;
     deadline_ = SteadyClock::now() + toChrono(budget);
   }
   wake_.notify_all();
   sender_.request_stop();
   sender_.join();
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   stats_.dropped += queue_.size();
   queue_.clear();
   return stats_;
@@ -182,7 +182,7 @@ bool GrpcReporter::call(std::deque<pb::ReportRequest>& pending) {
   grpc::ClientContext context;
   auto deadline = std::chrono::system_clock::now() + toChrono(options_.call_deadline);
   {
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     if (closing_ && deadline_) {
       const auto left = *deadline_ - SteadyClock::now();
       deadline = std::min(deadline, std::chrono::system_clock::now() +
@@ -204,7 +204,7 @@ bool GrpcReporter::call(std::deque<pb::ReportRequest>& pending) {
   }
   writer->WritesDone();
   const grpc::Status status = writer->Finish();
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   if (!status.ok()) {
     ++stats_.failed_calls;
     stats_.last_error = std::to_string(status.error_code()) + ": " + status.error_message();

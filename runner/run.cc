@@ -430,6 +430,9 @@ private:
   }
 
   absl::StatusOr<contract::git::FetchResult> fetchModuleSource() {
+    if (!options_.git_url) {
+      return absl::FailedPreconditionError("fetch: no --git-url");
+    }
     contract::git::Credentials credentials;
     if (!options_.git_credentials.empty()) {
       auto loaded = contract::git::credentialsFromDirectory(options_.git_credentials);
@@ -679,7 +682,7 @@ private:
               strCat("restore backup: ", std::string(summary.status().message()))};
     }
     if (options_.restore_resources &&
-        static_cast<std::size_t>(*options_.restore_resources) != summary->managed_resources) {
+        std::cmp_not_equal(*options_.restore_resources, summary->managed_resources)) {
       return absl::FailedPreconditionError(
           strCat("restore backup: it holds ", summary->managed_resources,
                  " managed resources, --restore-resources says ", *options_.restore_resources));
@@ -1085,6 +1088,7 @@ private:
     if (!writes_outputs || !role_ || ctx_.stop.stopRequested()) {
       return;
     }
+    const contract::Role role = *role_;
     auto run = invoke({"output", "-json"}, StdoutUse::kCapture, kMaxOutputJsonBytes);
     if (!run.ok()) {
       outputs_ = unreadableOutputs("output -json could not start");
@@ -1095,7 +1099,7 @@ private:
           strCat("output -json printed more than ", kMaxOutputJsonBytes, " bytes"));
     } else {
       auto document = contract::parseJson(run->stdout_data, "output -json output");
-      outputs_ = document.ok() ? runner::checkOutputs(*role_, *document)
+      outputs_ = document.ok() ? runner::checkOutputs(role, *document)
                                : unreadableOutputs("output -json printed no valid JSON");
     }
     for (std::string& error : outputs_->errors) {

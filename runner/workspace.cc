@@ -4,6 +4,7 @@
 #include <array>
 #include <cerrno>
 #include <charconv>
+#include <cstddef>
 #include <map>
 #include <string_view>
 
@@ -25,7 +26,7 @@ constexpr std::array<std::string_view, 4> kModuleSuffixes = {".tf", ".tf.json", 
                                                              ".tofu.json"};
 // One backup chunk is at most a Secret's 1 MiB; allow the base64-free bytes
 // plus slack.
-constexpr std::size_t kMaxChunkBytes = 2 * 1024 * 1024;
+constexpr std::size_t kMaxChunkBytes = std::size_t{2} * 1024 * 1024;
 
 bool hasModuleSuffix(std::string_view name) {
   return std::any_of(kModuleSuffixes.begin(), kModuleSuffixes.end(), [name](std::string_view s) {
@@ -119,7 +120,7 @@ absl::StatusOr<std::string> readFile(const std::string& path, std::size_t max_by
     return absl::FailedPreconditionError(errnoMessage(strCat("opening ", path), error));
   }
   std::string contents;
-  std::array<char, 64 * 1024> buffer{};
+  std::array<char, static_cast<std::size_t>(64 * 1024)> buffer{};
   for (;;) {
     const ssize_t n = ::read(fd.get(), buffer.data(), buffer.size());
     if (n == 0) {
@@ -192,7 +193,7 @@ absl::StatusOr<std::vector<std::string>> listFiles(const std::string& dir) {
   }
   std::vector<std::string> files;
   for (const std::string& name : *names) {
-    if (!name.starts_with(".") && isRegularFile(strCat(dir, "/", name))) {
+    if (!name.starts_with('.') && isRegularFile(strCat(dir, "/", name))) {
       files.push_back(name);
     }
   }

@@ -5,7 +5,7 @@ set -euo pipefail
 PKGS=(
   # toolchain
   g++ cmake ninja-build pkg-config git ca-certificates openssl curl
-  clang-format-16 clang-tidy
+  clang-format-16
   # the compiler cache: warm CI compiles only what changed
   ccache
   # libFuzzer targets build with clang
@@ -23,7 +23,8 @@ PKGS=(
   iproute2 util-linux
   # the rig's Git server over SSH runs its own sshd (test/rig/README.md)
   openssh-server
-  # the docs site's MkDocs venv (scripts/docs.sh, docs/decisions/docs-site.md)
+  # the venvs of scripts/venv.sh: MkDocs (docs/decisions/docs-site.md) and
+  # clang-tidy, the pinned PyPI release (docs/decisions/tidy.md)
   python3 python3-venv
 )
 # .clang-format uses InsertBraces (clang-format >= 15); bookworm's default is 14.

@@ -10,18 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv="${CAPTF_DOCS_VENV:-$HOME/.cache/captf-docs}"
-requirements=scripts/docs-requirements.txt
-stamp="$venv/.requirements.sha256"
-want="$(sha256sum "$requirements" | cut -d' ' -f1)"
-if [ ! -x "$venv/bin/mkdocs" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  echo "docs: making the MkDocs venv in $venv"
-  rm -rf "$venv"
-  mkdir -p "$(dirname "$venv")"
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check --no-cache-dir \
-    -r "$requirements"
-  echo "$want" > "$stamp"
-fi
+bash scripts/venv.sh "$venv" scripts/docs-requirements.txt
 case "${1:-}" in
   --venv) exit 0 ;;
   --serve) exec "$venv/bin/mkdocs" serve --strict -f mkdocs.yml ;;

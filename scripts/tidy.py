@@ -26,10 +26,14 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
 FIRST_PARTY = ("contract", "manager", "runner", "webhooks", "lint", "test", "bench")
-CLANG_TIDY = "/usr/bin/clang-tidy"
+# The folders --analyzer checks; test/.clang-tidy and bench/.clang-tidy turn
+# the analyzer off.
+PRODUCT = ("contract", "manager", "runner", "webhooks", "lint")
+# scripts/tidy.sh sets it: the pinned clang-tidy of scripts/tidy-requirements.txt.
+CLANG_TIDY = os.environ.get("CAPTF_CLANG_TIDY", "clang-tidy")
 # Bump when a change to this script changes what a pass means; the flags
 # below are part of the key already.
-KEY_VERSION = "1"
+KEY_VERSION = "2"
 # Cache entries not hit for this long are removed at the end of a run.
 CACHE_MAX_AGE_S = 30 * 24 * 3600
 FINDING = re.compile(r"^(/[^:]+):(\d+):(\d+): (warning|error): (.*?)(?: \[([^\]]+)\])?$")
@@ -51,6 +55,14 @@ def parse_args(argv):
     p.add_argument("--list", action="store_true", help="print the TUs a run would check, and stop")
     p.add_argument("--tidy-arg", action="append", default=[], metavar="ARG",
                    help="one more clang-tidy argument, e.g. --tidy-arg=--checks=-clang-analyzer-*")
+    p.add_argument("--fix", action="store_true",
+                   help="apply the fixes clang-tidy offers (clang-apply-replacements), then "
+                        "report what is left")
+    p.add_argument("--analyzer", action="store_true",
+                   help="also run the static analyzer (clang-analyzer-*), on the product TUs "
+                        "only; CI leaves it out (docs/decisions/tidy.md, \"The analyzer\")")
+    p.add_argument("--times", metavar="FILE", default=None,
+                   help="write each checked TU's seconds to FILE, slowest first")
     return p.parse_args(argv)
 
 
@@ -135,7 +147,11 @@ def main(argv):
         print(f"tidy: no {db_path}: configure and build first (cmake --preset dev)",
               file=sys.stderr)
         return 2
-    config = os.path.join(root, ".clang-tidy")
+    # clang-tidy takes each TU's configuration from the nearest .clang-tidy
+    # (test/ and bench/ narrow the root one); every one of them is in the key.
+    configs = sorted([os.path.join(root, ".clang-tidy")] + [
+        os.path.join(root, d, ".clang-tidy") for d in FIRST_PARTY
+        if os.path.isfile(os.path.join(root, d, ".clang-tidy"))])
     cache_dir = os.environ.get("CAPTF_TIDY_CACHE",
                                os.path.join(os.path.expanduser("~"), ".cache", "captf-tidy"))
     started = time.monotonic()
@@ -148,6 +164,9 @@ def main(argv):
         if first_party(path, root, build_dir):
             entries.append((path, entry))
     deps = ninja_deps(build_dir)
+    if args.analyzer:
+        entries = [(path, entry) for path, entry in entries
+                   if os.path.relpath(path, root).split(os.sep, 1)[0] in PRODUCT]
 
     if args.only:
         wanted = {os.path.realpath(p) for p in args.only}
@@ -167,18 +186,25 @@ def main(argv):
 
     header_filter = f"^{ere_escape(root)}/({'|'.join(FIRST_PARTY)})/.*\\.h$"
     tidy_args = [
-        CLANG_TIDY, "--quiet", f"--config-file={config}", "--warnings-as-errors=*",
+        CLANG_TIDY, "--quiet", "--warnings-as-errors=*",
         f"--header-filter={header_filter}",
         # The compiler's own warnings are GCC's job (-Werror in the dev build);
         # clang's reading of the same -W flags would be a second, different set.
         "--extra-arg=-Wno-error", "--extra-arg=-Wno-unknown-warning-option",
-    ] + args.tidy_arg
+        "--extra-arg=-fno-sanitize=all",
+    ] + ([] if args.analyzer else ["--checks=-clang-analyzer-*"]) + args.tidy_arg
+
+    # Keys name the checkout and the build tree by placeholder, so a second
+    # clone of the same commit (another CI checkout) hits the same cache.
+    def portable(text):
+        return text.replace(build_dir, "<build>").replace(root, "<root>")
 
     hasher = Hasher()
     version = subprocess.run([CLANG_TIDY, "--version"], check=True, capture_output=True,
                              text=True).stdout
     common = hashlib.sha256()
-    for part in (KEY_VERSION, version, hasher.file(config), json.dumps(tidy_args)):
+    for part in [KEY_VERSION, version, portable(json.dumps(tidy_args))] + [
+            portable(c) + ":" + hasher.file(c) for c in configs]:
         common.update(part.encode() + b"\0")
 
     # One job per distinct key: a source compiled into two targets with the
@@ -195,9 +221,10 @@ def main(argv):
                         for p in [path] + files)
             if fresh:
                 h = common.copy()
-                h.update(json.dumps([entry["directory"], key_args(entry)]).encode() + b"\0")
+                h.update(portable(json.dumps([entry["directory"], key_args(entry)])).encode()
+                         + b"\0")
                 for p in [path] + files:
-                    h.update(p.encode() + b"\0" + hasher.file(p).encode() + b"\0")
+                    h.update(portable(p).encode() + b"\0" + hasher.file(p).encode() + b"\0")
                 key = h.hexdigest()
         if key is not None and key in seen:
             cached += 1
@@ -223,6 +250,7 @@ def main(argv):
     lock = threading.RLock()
     findings = {}
     failed, done = [], 0
+    took = {}
     step = 20 if len(jobs) > 40 else 5
     print(f"tidy: {len(entries)} first-party TUs, {cached} cached, {len(jobs)} to check "
           f"with {args.jobs} jobs", flush=True)
@@ -239,13 +267,22 @@ def main(argv):
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
 
+    # --fix: each TU exports its fixes here; clang-apply-replacements merges
+    # them at the end (a header fixed from two TUs is edited once).
+    fixes_dir = tempfile.mkdtemp(prefix="captf-tidy-fixes-") if args.fix else None
+
     def check(job):
         path, entry, key = job
+        began = time.monotonic()
         with tempfile.TemporaryDirectory(prefix="captf-tidy-") as tmp:
             with open(os.path.join(tmp, "compile_commands.json"), "w", encoding="utf-8") as f:
                 json.dump([entry], f)
             with lock:
-                proc = subprocess.Popen(tidy_args + ["-p", tmp, path], stdout=subprocess.PIPE,
+                name = hashlib.sha256(path.encode()).hexdigest()[:16]
+                extra = ([f"--export-fixes={os.path.join(fixes_dir, name)}.yaml"]
+                         if fixes_dir else [])
+                proc = subprocess.Popen(tidy_args + extra + ["-p", tmp, path],
+                                        stdout=subprocess.PIPE,
                                         stderr=subprocess.STDOUT, text=True,
                                         cwd=entry["directory"])
                 running.add(proc)
@@ -253,13 +290,14 @@ def main(argv):
             with lock:
                 running.discard(proc)
         text = "\n".join(line for line in out.splitlines() if not NOISE.match(line))
-        return path, key, proc.returncode, text
+        return path, key, proc.returncode, text, time.monotonic() - began
 
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         for future in as_completed([pool.submit(check, job) for job in jobs]):
-            path, key, rc, text = future.result()
+            path, key, rc, text, seconds = future.result()
             with lock:
                 done += 1
+                took[path] = seconds
                 if rc == 0:
                     if key is not None:
                         stamp = os.path.join(cache_dir, key[:2], key)
@@ -288,6 +326,18 @@ def main(argv):
                     print(f"tidy: {done}/{len(jobs)} checked, {len(failed)} failed, "
                           f"{time.monotonic() - started:.0f}s", flush=True)
 
+    if fixes_dir:
+        apply = os.path.join(os.path.dirname(CLANG_TIDY), "clang-apply-replacements")
+        # Two checks adding an #include at the same place would stop the
+        # whole merge; the second include is then left for the next run.
+        subprocess.run([apply if os.path.exists(apply) else "clang-apply-replacements",
+                        "--ignore-insert-conflict", fixes_dir], check=True)
+        print(f"tidy: applied the offered fixes ({len(os.listdir(fixes_dir))} TUs with fixes); "
+              "rebuild and run again for what is left", flush=True)
+        for name in os.listdir(fixes_dir):
+            os.remove(os.path.join(fixes_dir, name))
+        os.rmdir(fixes_dir)
+
     if os.path.isdir(cache_dir):
         now = time.time()
         for sub in os.listdir(cache_dir):
@@ -308,6 +358,14 @@ def main(argv):
         print("tidy: failed TUs:")
         for path in sorted(failed):
             print(f"  {os.path.relpath(path, root)}")
+    if took:
+        slowest = sorted(took.items(), key=lambda kv: -kv[1])[:5]
+        print("tidy: slowest: " + ", ".join(f"{os.path.relpath(p, root)} {s:.0f}s"
+                                             for p, s in slowest))
+    if args.times:
+        with open(args.times, "w", encoding="utf-8") as f:
+            for p, s in sorted(took.items(), key=lambda kv: -kv[1]):
+                f.write(f"{s:.1f}\t{os.path.relpath(p, root)}\n")
     print(f"tidy: checked {len(jobs)}, cached {cached}, failed {len(failed)} "
           f"({elapsed:.0f}s)")
     return 1 if failed else 0

@@ -127,7 +127,7 @@ nlohmann::json statusFor(int code, std::string_view reason, std::string_view ver
     for (std::size_t i = 0; i < errors.size(); ++i) {
       aggregate += (i == 0 ? "" : ", ") + toString(errors[i]);
     }
-    aggregate += "]";
+    aggregate += ']';
   }
   nlohmann::json causes = nlohmann::json::array();
   for (const FieldError& e : errors) {

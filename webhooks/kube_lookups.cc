@@ -119,7 +119,12 @@ void addAdmissionResources(kube::StaticRestMapper& mapper) {
     for (char& c : plural) {
       c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     }
-    plural = plural.ends_with("y") ? plural.substr(0, plural.size() - 1) + "ies" : plural + "s";
+    if (plural.ends_with('y')) {
+      plural.pop_back();
+      plural += "ies";
+    } else {
+      plural += 's';
+    }
     mapper.add(kube::ApiResource{captfKind(kind), plural, namespaced, {"get", "list"}, {}});
   }
   mapper.add(kube::ApiResource{clusterApiKind("Machine"), "machines", true, {"get"}, {}});

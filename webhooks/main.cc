@@ -3,6 +3,7 @@
 // flags, sets up logging, wires AdmissionHandler to the API server and
 // serves until SIGINT or SIGTERM.
 #include <csignal>
+#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -23,7 +24,7 @@ namespace {
 using captf::kube::ServerOptions;
 
 int run(int argc, char** argv) {
-  CLI::App app{"CAPTF validating webhook server"};
+  CLI::App app{"CAPTF validating webhook server", "webhook-server"};
   ServerOptions options;
   std::string kubeconfig;
   std::string context;
@@ -51,7 +52,16 @@ int run(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--print-webhook-configuration", print_configuration,
                "Print the ValidatingWebhookConfiguration of config/webhook and exit");
-  CLI11_PARSE(app, argc, argv);
+  // CLI11 takes the arguments last first.
+  std::vector<std::string> args;
+  for (int i = argc - 1; i > 0; --i) {
+    args.emplace_back(argv[i]);
+  }
+  try {
+    app.parse(args);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
 
   if (print_configuration) {
     std::cout << captf::webhooks::toYaml(
@@ -101,7 +111,7 @@ int run(int argc, char** argv) {
     return 1;
   }
   // Tests read the port from here when they pass --webhook-port=0.
-  std::cout << "listening on port " << (*service)->port() << std::endl;
+  std::cout << "listening on port " << (*service)->port() << '\n';
   int received = 0;
   sigwait(&signals, &received);
   logger->info("stopping signal={}", received);
@@ -112,5 +122,12 @@ int run(int argc, char** argv) {
 } // namespace
 
 int main(int argc, char** argv) {
-  return run(argc, argv);
+  // Errors are Status values; an exception reaching here (flag parsing,
+  // allocation) is reported rather than left to std::terminate.
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "webhook-server: %s\n", e.what());
+    return 1;
+  }
 }

@@ -21,7 +21,7 @@ WebhookRegistration registration(std::string_view kind, bool cluster_scoped, boo
   std::replace(group.begin(), group.end(), '.', '-');
   WebhookRegistration r;
   r.kind = std::string(kind);
-  r.plural = lower.ends_with("y") ? lower.substr(0, lower.size() - 1) + "ies" : lower + "s";
+  r.plural = lower.ends_with('y') ? lower.substr(0, lower.size() - 1) + "ies" : lower + "s";
   r.path = "/validate-" + group + "-" + std::string(api::kVersion) + "-" + lower;
   r.name = "validation." + lower + "." + std::string(api::kGroup);
   r.cluster_scoped = cluster_scoped;

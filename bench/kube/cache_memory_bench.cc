@@ -99,8 +99,9 @@ Json sampleObject(int i) {
 
 constexpr int kObjects = 5000;
 
-void BM_CacheAsJsonTree(benchmark::State& state) {
+void bmCacheAsJsonTree(benchmark::State& state) {
   std::vector<Json> source;
+  source.reserve(kObjects);
   for (int i = 0; i < kObjects; ++i) {
     source.push_back(sampleObject(i));
   }
@@ -115,11 +116,11 @@ void BM_CacheAsJsonTree(benchmark::State& state) {
     benchmark::DoNotOptimize(cache.data());
   }
 }
-BENCHMARK(BM_CacheAsJsonTree)->Iterations(3)->Unit(benchmark::kMillisecond);
+BENCHMARK(bmCacheAsJsonTree)->Iterations(3)->Unit(benchmark::kMillisecond);
 
 // The same tree without managedFields: what the compact form is really
 // compared with.
-void BM_CacheAsStrippedJsonTree(benchmark::State& state) {
+void bmCacheAsStrippedJsonTree(benchmark::State& state) {
   std::vector<Json> source;
   for (int i = 0; i < kObjects; ++i) {
     Json object = sampleObject(i);
@@ -137,9 +138,9 @@ void BM_CacheAsStrippedJsonTree(benchmark::State& state) {
     benchmark::DoNotOptimize(cache.data());
   }
 }
-BENCHMARK(BM_CacheAsStrippedJsonTree)->Iterations(3)->Unit(benchmark::kMillisecond);
+BENCHMARK(bmCacheAsStrippedJsonTree)->Iterations(3)->Unit(benchmark::kMillisecond);
 
-void BM_CacheAsCachedObject(benchmark::State& state) {
+void bmCacheAsCachedObject(benchmark::State& state) {
   std::vector<Json> source;
   for (int i = 0; i < kObjects; ++i) {
     Json object = sampleObject(i);
@@ -157,9 +158,9 @@ void BM_CacheAsCachedObject(benchmark::State& state) {
     benchmark::DoNotOptimize(store.size());
   }
 }
-BENCHMARK(BM_CacheAsCachedObject)->Iterations(3)->Unit(benchmark::kMillisecond);
+BENCHMARK(bmCacheAsCachedObject)->Iterations(3)->Unit(benchmark::kMillisecond);
 
-void BM_DecodeCachedObject(benchmark::State& state) {
+void bmDecodeCachedObject(benchmark::State& state) {
   Json object = sampleObject(1);
   captf::kube::stripManagedFields(object);
   auto cached = captf::kube::makeCachedObject(object);
@@ -167,9 +168,9 @@ void BM_DecodeCachedObject(benchmark::State& state) {
     benchmark::DoNotOptimize(cached->object());
   }
 }
-BENCHMARK(BM_DecodeCachedObject);
+BENCHMARK(bmDecodeCachedObject);
 
-void BM_ParseJsonText(benchmark::State& state) {
+void bmParseJsonText(benchmark::State& state) {
   Json object = sampleObject(1);
   captf::kube::stripManagedFields(object);
   std::string text = object.dump();
@@ -177,7 +178,7 @@ void BM_ParseJsonText(benchmark::State& state) {
     benchmark::DoNotOptimize(Json::parse(text));
   }
 }
-BENCHMARK(BM_ParseJsonText);
+BENCHMARK(bmParseJsonText);
 
 } // namespace
 

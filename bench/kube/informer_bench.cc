@@ -5,6 +5,7 @@
 // RSS after syncing NS's BenchWidgets; then, with --updates, CPU seconds per
 // 1,000 watch events processed end to end (informer → handler → work queue →
 // no-op reconcile that reads the cache).
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -35,7 +36,7 @@ long rssBytes() {
   std::ifstream in("/proc/self/status");
   std::string line;
   while (std::getline(in, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) {
+    if (line.starts_with("VmRSS:")) {
       return std::stol(line.substr(6)) * 1024;
     }
   }
@@ -117,6 +118,7 @@ int main(int argc, char** argv) {
           },
   });
   std::vector<std::jthread> pool;
+  pool.reserve(static_cast<std::size_t>(std::max(workers, 0)));
   for (int i = 0; i < workers; ++i) {
     pool.emplace_back([&] {
       while (auto item = queue.get()) {

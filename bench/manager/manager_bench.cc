@@ -28,6 +28,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <fcntl.h>
@@ -210,9 +211,9 @@ ProcSample sampleProc(pid_t pid) {
   }
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");
   for (std::string line; std::getline(status, line);) {
-    if (line.rfind("VmRSS:", 0) == 0) {
+    if (line.starts_with("VmRSS:")) {
       s.rss_mib = std::stod(line.substr(6)) / 1024;
-    } else if (line.rfind("VmHWM:", 0) == 0) {
+    } else if (line.starts_with("VmHWM:")) {
       s.hwm_mib = std::stod(line.substr(6)) / 1024;
     }
   }
@@ -504,10 +505,7 @@ int runPool(const Options& o, const Setup& setup, const e2e::ManagerRig& manager
     const int replicas = p["status"].value("replicas", -1);
     const auto ids = p["spec"].value("providerIDList", json::array()).size();
     const auto instances = p["status"].value("instances", json::array()).size();
-    return ids == static_cast<std::size_t>(replicas) &&
-                   instances == static_cast<std::size_t>(replicas)
-               ? replicas
-               : -1;
+    return std::cmp_equal(ids, replicas) && std::cmp_equal(instances, replicas) ? replicas : -1;
   };
   if (!e2e::eventually([&] { return members() == 0; }, std::chrono::seconds(300))) {
     die("the pool of 0 never became Ready");
@@ -693,7 +691,7 @@ int main(int argc, char** argv) {
         if (f.empty()) {
           return;
         }
-        std::lock_guard lock(progress.mu);
+        std::scoped_lock lock(progress.mu);
         for (std::size_t i = 1; i < f.size(); ++i) {
           if (f[i] == owner_kind) {
             progress.owned.emplace(f[0], at);
@@ -706,10 +704,10 @@ int main(int argc, char** argv) {
       std::vector<std::string>{"-n", kNamespace, "get", "jobs", "--watch", "-o", job_columns},
       out + "/watch-jobs.log", [&](const std::string& line, Clock::time_point at) {
         const std::vector<std::string> f = split(line);
-        if (f.size() < 3 || f[0].rfind(object_prefix, 0) != 0) {
+        if (f.size() < 3 || !f[0].starts_with(object_prefix)) {
           return;
         }
-        std::lock_guard lock(progress.mu);
+        std::scoped_lock lock(progress.mu);
         progress.job.emplace(f[0], at);
         progress.job_ops[f[1]] = f[2];
         if (f.size() > 3 && f[3] != "0") {
@@ -757,19 +755,18 @@ int main(int argc, char** argv) {
     std::size_t ready = 0;
     std::size_t failed = 0;
     {
-      std::lock_guard lock(progress.mu);
+      std::scoped_lock lock(progress.mu);
       owned = progress.owned.size();
       jobs = progress.job.size();
       ready = progress.ready.size();
       failed = progress.failed_jobs.size();
     }
-    if (!jobs_done && jobs >= static_cast<std::size_t>(o.objects)) {
+    if (!jobs_done && std::cmp_greater_equal(jobs, o.objects)) {
       jobs_done = true;
       at_jobs = last;
     }
     const Clock::time_point now = Clock::now();
-    if (now - last_line >= std::chrono::seconds(10) ||
-        ready >= static_cast<std::size_t>(o.objects)) {
+    if (now - last_line >= std::chrono::seconds(10) || std::cmp_greater_equal(ready, o.objects)) {
       last_line = now;
       const double t = seconds(now - t0);
       std::fprintf(stderr,
@@ -784,8 +781,8 @@ int main(int argc, char** argv) {
                           {"rss_mib", last.rss_mib},
                           {"cpu_s", last.cpu_seconds - before.cpu_seconds}});
     }
-    if (ready >= static_cast<std::size_t>(o.objects) || (machines && jobs_done)) {
-      ready_done = ready >= static_cast<std::size_t>(o.objects);
+    if (std::cmp_greater_equal(ready, o.objects) || (machines && jobs_done)) {
+      ready_done = std::cmp_greater_equal(ready, o.objects);
       break;
     }
   }

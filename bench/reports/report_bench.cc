@@ -5,6 +5,7 @@
 //
 //   report_bench serve DIR             writes DIR/port, serves until killed
 //   report_bench send DIR N EVENTS     N concurrent reporters, EVENTS each
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -83,6 +84,7 @@ int send(const std::string& dir, int runners, int events) {
   std::atomic<unsigned long> accepted{0}, dropped{0};
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::thread> threads;
+  threads.reserve(static_cast<std::size_t>(std::max(runners, 0)));
   for (int i = 0; i < runners; ++i) {
     threads.emplace_back([&, i] {
       captf::runner::ReportOptions options;

@@ -175,7 +175,7 @@ int main(int argc, char** argv) {
   }
   std::cout << measurements;
   if (service != nullptr) {
-    std::cout << "{\"reportServer\":{\"eventsPosted\":" << service->events.count.load() << "}}\n";
+    std::cout << R"({"reportServer":{"eventsPosted":)" << service->events.count.load() << "}}\n";
   }
   if (!outcome.succeeded) {
     std::cerr << "the benchmark pod failed (exit code " << outcome.exit_code << "):\n"

@@ -38,7 +38,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-extern char** environ;
+extern char** environ; // NOLINT(cppcoreguidelines-avoid-non-const-global-variables): POSIX
 
 namespace {
 
@@ -110,10 +110,12 @@ int runProcess(const std::vector<std::string>& argv, const std::vector<std::stri
   std::vector<std::string> e = env;
   std::vector<char*> av;
   std::vector<char*> ev;
+  av.reserve(a.size());
   for (auto& s : a) {
     av.push_back(s.data());
   }
   av.push_back(nullptr);
+  ev.reserve(e.size());
   for (auto& s : e) {
     ev.push_back(s.data());
   }
@@ -157,7 +159,7 @@ std::vector<std::string> shapedEnv(const std::string& work) {
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string entry = *e;
     const std::string name = entry.substr(0, entry.find('='));
-    const bool dropped = (name.rfind("TF_", 0) == 0 || name.rfind("KUBE_", 0) == 0) &&
+    const bool dropped = (name.starts_with("TF_") || name.starts_with("KUBE_")) &&
                          name != "TF_IN_AUTOMATION" && name != "TF_INPUT" &&
                          name != "KUBE_NAMESPACE";
     if (!dropped && name != "HOME") {
@@ -246,7 +248,7 @@ Measure runner(const Options& o, int i, long* runner_self_rss_kib, bool reportin
     argv.push_back("--job-name=" + o.job_name);
   }
   if (o.mode == "cluster") {
-    argv.push_back("--guard-deletes");
+    argv.emplace_back("--guard-deletes");
     argv.push_back("--inputs-hash=" + o.inputs_hash);
   }
   std::vector<std::string> env;

@@ -380,13 +380,12 @@ void checkProviders(const ImageCheckInput& in, std::vector<Finding>& out) {
           if (node == nullptr) {
             continue;
           }
-          if (parts.size() == 1 && node->type == NodeType::kFile && isPackedName(parts[0]) &&
-              parts[0].starts_with(strCat("terraform-provider-", type, "_")) &&
-              parts[0].ends_with(strCat("_", want_target, ".zip"))) {
-            found = true;
-          } else if (parts.size() == 2 && parts[1] == want_target && node->type == NodeType::kDir) {
-            found = true;
-          }
+          // A packed provider (<name>_<version>_<target>.zip) or an unpacked
+          // one (<version>/<target>/).
+          found = (parts.size() == 1 && node->type == NodeType::kFile && isPackedName(parts[0]) &&
+                   parts[0].starts_with(strCat("terraform-provider-", type, "_")) &&
+                   parts[0].ends_with(strCat("_", want_target, ".zip"))) ||
+                  (parts.size() == 2 && parts[1] == want_target && node->type == NodeType::kDir);
           if (found) {
             break;
           }
@@ -474,10 +473,9 @@ void checkLabels(const ImageCheckInput& in, std::vector<Finding>& out) {
   }
   std::string why;
   if (capacity && !validCapacity(*capacity, why)) {
-    out.push_back(
-        finding("image/label-capacity", Severity::kError, "",
-                strCat("label io.captf.capacity is invalid: ", why,
-                       "; want a JSON object such as {\"cpu\":\"4\",\"memory\":\"16Gi\"}")));
+    out.push_back(finding("image/label-capacity", Severity::kError, "",
+                          strCat("label io.captf.capacity is invalid: ", why,
+                                 R"(; want a JSON object such as {"cpu":"4","memory":"16Gi"})")));
   }
   if (node_info && !validNodeInfo(*node_info, why)) {
     out.push_back(finding(
@@ -514,9 +512,9 @@ void checkUser(const ImageCheckInput& in, std::vector<Finding>& out) {
     if (node == nullptr || node->implicit) {
       return;
     }
-    if (node->type == NodeType::kDir && !permits(*node, user, 1)) {
-      denied.push_back(path);
-    } else if (node->type == NodeType::kFile && !permits(*node, user, 4)) {
+    // A directory needs search (x), a file read (r).
+    if ((node->type == NodeType::kDir && !permits(*node, user, 1)) ||
+        (node->type == NodeType::kFile && !permits(*node, user, 4))) {
       denied.push_back(path);
     }
   };

@@ -346,6 +346,7 @@ void checkInputs(const LoadedModule& root, const RoleContract& contract,
   const Module& decls = root.declarations();
 
   std::vector<const ContractInput*> sorted;
+  sorted.reserve(contract.inputs.size());
   for (const ContractInput& in : contract.inputs) {
     sorted.push_back(&in);
   }

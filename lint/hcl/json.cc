@@ -5,6 +5,7 @@
 #include <iterator>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -217,7 +218,7 @@ private:
   }
 
   bool open(JsonValue::Type type) {
-    if (static_cast<int>(stack_.size()) >= max_depth_) {
+    if (std::cmp_greater_equal(stack_.size(), max_depth_)) {
       return fail(lastTokenStart(1),
                   strCat("JSON nesting is too deep: more than ", max_depth_, " levels"));
     }

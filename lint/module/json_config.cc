@@ -4,6 +4,7 @@
 #include <array>
 #include <span>
 #include <unordered_set>
+#include <utility>
 
 #include "contract/status_macros.h"
 #include "contract/strings.h"
@@ -123,7 +124,7 @@ private:
       return error(value.pos, strCat("expected a JSON object for the ", type_member.key,
                                      " block, but found another kind of value"));
     }
-    if (static_cast<int>(labels.size()) < schema.labels) {
+    if (std::cmp_less(labels.size(), schema.labels)) {
       for (const hcl::JsonMember& member : value.members) {
         if (member.key == "//") {
           continue;

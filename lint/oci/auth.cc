@@ -170,7 +170,7 @@ std::optional<std::filesystem::path> keychainFile(const KeychainEnv& env) {
     return std::filesystem::path(env.registry_auth_file);
   }
   if (!env.xdg_runtime_dir.empty()) {
-    const auto podman = std::filesystem::path(env.xdg_runtime_dir) / "containers" / "auth.json";
+    auto podman = std::filesystem::path(env.xdg_runtime_dir) / "containers" / "auth.json";
     if (std::filesystem::is_regular_file(podman, ec)) {
       return podman;
     }
@@ -259,8 +259,7 @@ absl::StatusOr<std::string> parseTokenResponse(std::string_view body) {
 absl::StatusOr<std::string> base64Decode(std::string_view data) {
   // Docker config files wrap long values and some writers use the URL-safe
   // alphabet or drop the padding: Abseil takes unpadded input of either.
-  const std::string compact =
-      absl::StrReplaceAll(absl::string_view(data.data(), data.size()), {{"\n", ""}, {"\r", ""}});
+  const std::string compact = absl::StrReplaceAll(contract::av(data), {{"\n", ""}, {"\r", ""}});
   std::string out;
   if (absl::Base64Unescape(compact, &out) || absl::WebSafeBase64Unescape(compact, &out)) {
     return out;

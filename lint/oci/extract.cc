@@ -1,10 +1,13 @@
 #include "lint/oci/extract.h"
 
 #include <array>
+#include <cstddef>
 #include <fstream>
 #include <memory>
+#include <ranges>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -66,9 +69,8 @@ std::vector<std::string> components(std::string_view path) {
 
 class Flattener {
 public:
-  Flattener(const std::filesystem::path& staging, const KeepPredicate& keep,
-            const ExtractLimits& limits)
-      : staging_(staging), keep_(keep), limits_(limits) {}
+  Flattener(std::filesystem::path staging, const KeepPredicate& keep, const ExtractLimits& limits)
+      : staging_(std::move(staging)), keep_(keep), limits_(limits) {}
 
   absl::Status layer(const std::filesystem::path& file, std::string_view name) {
     ArchivePtr a(archive_read_new());
@@ -80,7 +82,8 @@ public:
       return absl::InvalidArgumentError(
           strCat("layer ", name, ": ", what, detail != nullptr ? strCat(": ", detail) : ""));
     };
-    if (archive_read_open_filename(a.get(), file.c_str(), 64 * 1024) != ARCHIVE_OK) {
+    if (archive_read_open_filename(a.get(), file.c_str(), static_cast<size_t>(64 * 1024)) !=
+        ARCHIVE_OK) {
       return fail("cannot be read as a tar archive");
     }
     std::unordered_map<std::string, bool> seen; // this layer: path -> blocks lower layers
@@ -241,7 +244,7 @@ private:
     if (!out) {
       return absl::InternalError(strCat("cannot write ", file.string()));
     }
-    std::array<char, 64 * 1024> buf{};
+    std::array<char, static_cast<std::size_t>(64 * 1024)> buf{};
     while (true) {
       const la_ssize_t n = archive_read_data(a, buf.data(), buf.size());
       if (n < 0) {
@@ -328,11 +331,11 @@ absl::StatusOr<std::string> ImageFs::realpath(std::string_view path, int max_hop
             strCat(path, ": more than ", max_hops, " levels of symbolic links"));
       }
       std::vector<std::string> target = components(node->link);
-      if (node->link.starts_with("/")) {
+      if (node->link.starts_with('/')) {
         cur.assign(1, '/'); // not `cur = "/"`: GCC 12 -O3 warns (-Wrestrict) on that
       }
-      for (auto it = target.rbegin(); it != target.rend(); ++it) {
-        todo.push_back(*it);
+      for (auto& it : std::views::reverse(target)) {
+        todo.push_back(it);
       }
       continue;
     }

@@ -1,6 +1,7 @@
 #include "lint/oci/http.h"
 
 #include <array>
+#include <cstddef>
 #include <limits>
 #include <optional>
 
@@ -28,8 +29,8 @@ namespace net = boost::asio;
 namespace ssl = net::ssl;
 using tcp = net::ip::tcp;
 
-constexpr std::size_t kErrorBodyBytes = 64 * 1024;
-constexpr std::size_t kChunk = 64 * 1024;
+constexpr std::size_t kErrorBodyBytes = std::size_t{64} * 1024;
+constexpr std::size_t kChunk = std::size_t{64} * 1024;
 
 bool equalsIgnoreCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) {
@@ -102,14 +103,14 @@ absl::StatusOr<Url> parseUrl(std::string_view text) {
   if (const std::size_t at = authority.rfind('@'); at != std::string_view::npos) {
     authority = authority.substr(at + 1); // userinfo is never used
   }
-  if (authority.starts_with("[")) {
+  if (authority.starts_with('[')) {
     const std::size_t close = authority.find(']');
     if (close == std::string_view::npos) {
       return absl::InvalidArgumentError(strCat("\"", text, "\": bad IPv6 host"));
     }
     url.host = std::string(authority.substr(1, close - 1));
     authority = authority.substr(close + 1);
-    if (authority.starts_with(":")) {
+    if (authority.starts_with(':')) {
       url.port = std::string(authority.substr(1));
     }
   } else {
@@ -139,7 +140,7 @@ absl::StatusOr<Url> resolveUrl(const Url& base, std::string_view location) {
   if (location.starts_with("//")) {
     return parseUrl(strCat(base.scheme, ":", location));
   }
-  if (location.starts_with("/")) {
+  if (location.starts_with('/')) {
     out.target = std::string(location);
     return out;
   }

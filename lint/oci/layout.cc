@@ -1,5 +1,7 @@
+#include <cstddef>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "contract/status_macros.h"
 #include "contract/strings.h"
@@ -103,13 +105,13 @@ public:
   absl::StatusOr<std::filesystem::path> blobFile(const Descriptor& d,
                                                  const std::filesystem::path&) override {
     CAPTF_RETURN_IF_ERROR(validateDigest(d.digest));
-    const std::filesystem::path p = path(d);
+    std::filesystem::path p = path(d);
     std::ifstream in(p, std::ios::binary);
     if (!in) {
       return absl::NotFoundError(strCat(given_, ": cannot read ", p.string()));
     }
     Hasher hasher(d.digest.substr(0, d.digest.find(':')));
-    std::array<char, 64 * 1024> buf{};
+    std::array<char, static_cast<std::size_t>(64 * 1024)> buf{};
     uint64_t total = 0;
     while (in) {
       in.read(buf.data(), buf.size());
@@ -117,7 +119,7 @@ public:
       hasher.update(std::string_view(buf.data(), n));
       total += n;
     }
-    if (total != static_cast<uint64_t>(d.size)) {
+    if (std::cmp_not_equal(total, d.size)) {
       return absl::DataLossError(strCat(given_, ": layer ", d.digest, " has ", total,
                                         " bytes, the manifest says ", d.size));
     }

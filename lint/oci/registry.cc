@@ -1,4 +1,6 @@
+#include <cstddef>
 #include <fstream>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 #include <openssl/evp.h>
@@ -42,7 +44,7 @@ std::string Hasher::finish() {
 }
 
 absl::Status verifyBlob(std::string_view bytes, const Descriptor& d) {
-  if (static_cast<int64_t>(bytes.size()) != d.size) {
+  if (std::cmp_not_equal(bytes.size(), d.size)) {
     return absl::DataLossError(
         strCat("blob ", d.digest, " has ", bytes.size(), " bytes, the descriptor says ", d.size));
   }
@@ -104,7 +106,7 @@ public:
   }
 
   absl::StatusOr<std::string> blob(const Descriptor& d, uint64_t max_bytes) override {
-    if (static_cast<uint64_t>(d.size) > max_bytes) {
+    if (std::cmp_greater(d.size, max_bytes)) {
       return absl::ResourceExhaustedError(strCat(given_, ": blob ", d.digest, " has ", d.size,
                                                  " bytes, more than the limit of ", max_bytes));
     }
@@ -122,7 +124,7 @@ public:
 
   absl::StatusOr<std::filesystem::path>
   blobFile(const Descriptor& d, const std::filesystem::path& scratch_dir) override {
-    const std::filesystem::path dest =
+    std::filesystem::path dest =
         scratch_dir / strCat("blob-", d.digest.substr(d.digest.find(':') + 1));
     std::ofstream out(dest, std::ios::binary | std::ios::trunc);
     if (!out) {
@@ -145,7 +147,7 @@ public:
       return failed(r, what);
     }
     out.close();
-    if (total != static_cast<uint64_t>(d.size)) {
+    if (std::cmp_not_equal(total, d.size)) {
       return absl::DataLossError(
           strCat(given_, ": ", what, " has ", total, " bytes, the manifest says ", d.size));
     }
@@ -209,8 +211,8 @@ private:
     }
     absl::Status last;
     for (const std::string& scheme : schemes) {
-      absl::StatusOr<HttpResponse> ping =
-          http_.get(strCat(scheme, "://", ref_.registry, "/v2/"), {}, 64 * 1024);
+      absl::StatusOr<HttpResponse> ping = http_.get(strCat(scheme, "://", ref_.registry, "/v2/"),
+                                                    {}, static_cast<uint64_t>(64 * 1024));
       if (!ping.ok()) {
         last = ping.status();
         continue;
@@ -230,8 +232,8 @@ private:
       return absl::OkStatus();
     }
     const std::string hint = options_.insecure ? "" : " (use --insecure for a plain-HTTP registry)";
-    return absl::Status(last.code(), strCat(given_, ": cannot reach the registry ", ref_.registry,
-                                            ": ", last.message(), hint));
+    return {last.code(), strCat(given_, ": cannot reach the registry ", ref_.registry, ": ",
+                                last.message(), hint)};
   }
 
   // Answers a 401: picks the Bearer challenge (or Basic) and sets
@@ -296,8 +298,7 @@ private:
     }
     absl::StatusOr<HttpResponse> r = http_.get(url, headers, 1u << 20);
     if (!r.ok()) {
-      return absl::Status(r.status().code(),
-                          strCat(given_, ": the token endpoint: ", r.status().message()));
+      return {r.status().code(), strCat(given_, ": the token endpoint: ", r.status().message())};
     }
     if (r->status != 200) {
       return absl::PermissionDeniedError(strCat(given_, ": the token endpoint ", realm->second,
@@ -315,7 +316,8 @@ private:
 
   // A request with authorization; a 401 with a Bearer challenge (for
   // example for another scope) gets one new token and one retry.
-  absl::StatusOr<HttpResponse> request(const std::string& path, Headers headers, uint64_t max_body,
+  absl::StatusOr<HttpResponse> request(const std::string& path, const Headers& headers,
+                                       uint64_t max_body,
                                        const std::function<absl::Status(std::string_view)>* sink,
                                        std::string_view what) {
     CAPTF_RETURN_IF_ERROR(ensureReady());

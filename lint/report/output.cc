@@ -117,7 +117,7 @@ absl::StatusOr<std::string> renderSarif(const Report& report, std::string_view t
       ordered_json physical = ordered_json::object();
       // Image paths are absolute: no base id.
       physical["artifactLocation"] =
-          f.file.starts_with("/") ? ordered_json{{"uri", f.file}}
+          f.file.starts_with('/') ? ordered_json{{"uri", f.file}}
                                   : ordered_json{{"uri", f.file}, {"uriBaseId", "MODULEROOT"}};
       if (f.line > 0) {
         physical["region"] = ordered_json{{"startLine", f.line}};

@@ -326,7 +326,7 @@ std::string constraints(const Schema& s) {
   return joined;
 }
 
-std::string cell(std::string s) {
+std::string cell(const std::string& s) {
   std::string out;
   for (char c : s) {
     if (c == '|') {

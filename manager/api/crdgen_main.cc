@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
   const std::filesystem::path root = repo / "config" / "crd";
   const auto crds = captf::api::allCrds();
   std::vector<std::pair<std::filesystem::path, std::string>> files;
+  files.reserve(crds.size());
   for (const auto& crd : crds) {
     files.emplace_back(root / "bases" / captf::api::crdFileName(crd),
                        captf::api::renderCrdYaml(crd));

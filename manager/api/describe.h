@@ -45,7 +45,7 @@ template <class T> struct Describe;
 
 namespace describe_internal {
 
-inline std::string jsonTypeName(const nlohmann::json& j) {
+inline std::string_view jsonTypeName(const nlohmann::json& j) {
   switch (j.type()) {
   case nlohmann::json::value_t::null:
     return "null";
@@ -496,6 +496,7 @@ absl::Status describedDecode(const nlohmann::json& in, T& v, const FieldPath& pa
 
 } // namespace captf::api
 
+// NOLINTBEGIN(bugprone-macro-parentheses): T is a type name; "(T)& v" does not parse.
 #define CAPTF_API_DEFINE_CODEC(T)                                                                  \
   void encodeJson(const T& v, nlohmann::json& out) {                                               \
     ::captf::api::describedEncode(v, out);                                                         \
@@ -506,3 +507,4 @@ absl::Status describedDecode(const nlohmann::json& in, T& v, const FieldPath& pa
   ::captf::api::Schema schemaFor(const T*) {                                                       \
     return ::captf::api::describedSchema<T>();                                                     \
   }
+// NOLINTEND(bugprone-macro-parentheses)

@@ -57,7 +57,7 @@ template <> struct Describe<TerraformClusterSpec> {
   }
   static void patch(Schema& s) {
     s.min_properties = 1;
-    s.required.push_back("identityRef");
+    s.required.emplace_back("identityRef");
   }
 };
 

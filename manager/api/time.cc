@@ -1,11 +1,10 @@
 #include "manager/api/time.h"
 
-#include <cstdio>
-
 #include <fmt/format.h>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "contract/strings.h"
 
 namespace captf::api {
 
@@ -19,8 +18,7 @@ absl::StatusOr<Time> parseTime(std::string_view text) {
   absl::Time parsed;
   std::string error;
   if ((!zulu && !colon_offset) ||
-      !absl::ParseTime(absl::RFC3339_full, absl::string_view(text.data(), text.size()), &parsed,
-                       &error)) {
+      !absl::ParseTime(absl::RFC3339_full, contract::av(text), &parsed, &error)) {
     return absl::InvalidArgumentError(
         fmt::format("invalid RFC 3339 time \"{}\": want YYYY-MM-DDTHH:MM:SS followed by Z or an "
                     "offset",
@@ -30,17 +28,8 @@ absl::StatusOr<Time> parseTime(std::string_view text) {
 }
 
 std::string formatTime(const Time& t) {
-  const auto days = std::chrono::floor<std::chrono::days>(t.value);
-  const std::chrono::year_month_day ymd{days};
-  const std::chrono::hh_mm_ss hms{t.value - days};
-  // Sized for the widest values the format can take, so GCC can prove the
-  // output is never truncated.
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02ld:%02ld:%02ldZ", static_cast<int>(ymd.year()),
-                static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
-                static_cast<long>(hms.hours().count()), static_cast<long>(hms.minutes().count()),
-                static_cast<long>(hms.seconds().count()));
-  return buf;
+  // The API server's metav1.Time: whole seconds, UTC, "Z".
+  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromChrono(t.value), absl::UTCTimeZone());
 }
 
 void encodeJson(const Time& v, nlohmann::json& out) {

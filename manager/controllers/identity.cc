@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
 #include "contract/digest.h"
 #include "contract/text.h"
 #include "manager/api/conditions.h"
@@ -257,7 +258,7 @@ ConditionResult IdentityResolver::mirror(const json& object, const std::string& 
       auto created = api_.create(mirror);
       if (created.ok()) {
         events_.event(object, kube::EventType::kNormal, "MirrorCreated", "Mirror",
-                      "credential mirror " + name + " created for identity " + identity);
+                      absl::StrCat("credential mirror ", name, " created for identity ", identity));
         return cond("True", api::conditions::kReasonMirrored, "");
       }
       // AlreadyExists: another object created it first, or it is a
@@ -274,8 +275,8 @@ ConditionResult IdentityResolver::mirror(const json& object, const std::string& 
     if (!labels.contains(str(api::kLabelMirrored)) ||
         annotations.value(str(api::kAnnotationIdentity), "") != identity) {
       return cond("False", api::conditions::kReasonMirrorFailed,
-                  "Secret " + name + " exists and is not the mirror of identity " + identity +
-                      "; it is never overwritten");
+                  absl::StrCat("Secret ", name, " exists and is not the mirror of identity ",
+                               identity, "; it is never overwritten"));
     }
     const bool stale = annotations.value(str(api::kAnnotationSourceHash), "") != hash;
     const bool owned = hasOwner(*existing, kube::meta::uid(object));
@@ -323,7 +324,7 @@ absl::Status IdentityResolver::release(const json& object, const std::string& id
     const bool last = attempt == kMirrorWriteAttempts;
     auto existing = api_.get(kinds::kSecret, {ns, name});
     if (!existing.ok()) {
-      return kube::isNotFound(existing.status()) ? absl::OkStatus() : existing.status();
+      return kube::ignoreNotFound(existing.status());
     }
     if (!kube::meta::labels(*existing).contains(str(api::kLabelMirrored))) {
       return absl::OkStatus();

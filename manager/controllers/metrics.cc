@@ -157,7 +157,7 @@ CaptfMetrics::Samples CaptfMetrics::activeJobs(const std::vector<nlohmann::json>
               str(api::enumName(record->operation))}] += 1;
     }
   }
-  return Samples(counts.begin(), counts.end());
+  return {counts.begin(), counts.end()};
 }
 
 void CaptfMetrics::forgetObject(const std::string& kind, const std::string& ns,

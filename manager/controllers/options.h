@@ -1,7 +1,7 @@
 #pragma once
 
-// The manager's settings that reach the reconcilers (spec/captf-core.md
-// docs/reference/flags.md), already parsed and validated by main.cc.
+// The manager's settings that reach the reconcilers (docs/reference/flags.md),
+// already parsed and validated by main.cc.
 
 #include <chrono>
 #include <set>

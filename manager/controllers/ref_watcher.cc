@@ -20,12 +20,12 @@ void RefWatcher::poke() {
 }
 
 void RefWatcher::setNotify(Notify notify) {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   notify_ = std::move(notify);
 }
 
 void RefWatcher::setObserve(Observe observe) {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   observe_ = std::move(observe);
 }
 
@@ -37,7 +37,7 @@ std::optional<RefResolution> RefWatcher::follow(const RefFollower& who, const co
     return RefResolution{absl::OkStatus(), ref.name, std::chrono::system_clock::now()};
   }
   GitRemote key{url.canonical, secret.empty() ? std::string() : who.ns, secret};
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   auto it = followed_.find(who);
   if (it == followed_.end() || it->second.remote != key || it->second.ref != ref) {
     detachLocked(who);
@@ -55,12 +55,12 @@ std::optional<RefResolution> RefWatcher::follow(const RefFollower& who, const co
 }
 
 void RefWatcher::forget(const RefFollower& who) {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   detachLocked(who);
 }
 
 void RefWatcher::refresh(const RefFollower& who) {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   auto it = followed_.find(who);
   if (it == followed_.end()) {
     return;
@@ -71,12 +71,12 @@ void RefWatcher::refresh(const RefFollower& who) {
 }
 
 std::size_t RefWatcher::remotes() const {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   return remotes_.size();
 }
 
 std::uint64_t RefWatcher::listings() const {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   return listings_;
 }
 
@@ -152,11 +152,13 @@ void RefWatcher::listOne(const GitRemote& key, const contract::GitUrl& url) {
   }
   // The credentials go out of scope here; nothing keeps them.
 
+  // Read before the refs are moved out of it below.
+  const absl::Status list_status = listed.status();
   std::vector<RefFollower> wake;
   Notify notify;
   Observe observe;
   {
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     ++listings_;
     notify = notify_;
     observe = observe_;
@@ -172,7 +174,7 @@ void RefWatcher::listOne(const GitRemote& key, const contract::GitUrl& url) {
       const bool first = !remote.listed;
       remote.listed = true;
       remote.at = std::chrono::system_clock::now();
-      remote.status = listed.ok() ? absl::OkStatus() : listed.status();
+      remote.status = list_status;
       remote.refs = listed.ok() ? *std::move(listed) : std::vector<contract::git::RemoteRef>{};
       remote.due = Clock::now() + nextInterval();
       for (const RefFollower& who : remote.followers) {
@@ -186,7 +188,7 @@ void RefWatcher::listOne(const GitRemote& key, const contract::GitUrl& url) {
     }
   }
   if (observe) {
-    observe(key, listed.ok() ? absl::OkStatus() : listed.status());
+    observe(key, list_status);
   }
   if (notify) {
     for (const RefFollower& who : wake) {

@@ -56,7 +56,7 @@ bool consume(std::string_view& text, std::string_view prefix) {
   return true;
 }
 
-std::string orRunner(std::string account) {
+std::string orRunner(const std::string& account) {
   return account.empty() ? std::string(kRunnerName) : account;
 }
 
@@ -218,7 +218,7 @@ ConditionResult RunnerRbac::ensure(const std::string& ns, const std::string& ser
     options.preconditions.uid = kube::meta::uid(*existing);
     absl::Status removed = api_.remove(kinds::kRoleBinding, {ns, kRunnerName}, options);
     if (!removed.ok() && !kube::isNotFound(removed)) {
-      transient = removed;
+      transient = std::move(removed);
       return cond("False", api::conditions::kReasonRbacFailed, "replacing RoleBinding failed");
     }
     auto created = api_.create(binding);

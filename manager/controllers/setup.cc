@@ -295,7 +295,7 @@ void configureCache(kube::CacheOptions& cache, const ControllerSettings& setting
 
 absl::Status setupControllers(kube::Manager& manager, const ControllerSettings& settings,
                               const std::string& version, const std::string& commit,
-                              std::shared_ptr<spdlog::logger> logger) {
+                              const std::shared_ptr<spdlog::logger>& logger) {
   Controllers* controllers =
       &manager.own(std::make_unique<Controllers>(manager, settings, version, commit, logger));
   kube::Cache& cache = manager.cache();

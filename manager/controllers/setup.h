@@ -25,6 +25,6 @@ void configureCache(kube::CacheOptions& cache, const ControllerSettings& setting
 // are given to the manager to own, so they outlive its controllers.
 absl::Status setupControllers(kube::Manager& manager, const ControllerSettings& settings,
                               const std::string& version, const std::string& commit,
-                              std::shared_ptr<spdlog::logger> logger);
+                              const std::shared_ptr<spdlog::logger>& logger);
 
 } // namespace captf::controllers

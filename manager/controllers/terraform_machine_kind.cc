@@ -172,7 +172,7 @@ private:
                         {str(api::kAnnotationRemediationRequested), why}}}}}};
       auto written = deps_.api.patch(kinds::kMachine, machine, kube::PatchType::kMerge, patch);
       if (!written.ok()) {
-        return kube::isNotFound(written.status()) ? absl::OkStatus() : written.status();
+        return kube::ignoreNotFound(written.status());
       }
       pass.count(deps_.metrics.remediation_requests_total.withLabels({"requested"}));
       pass.event(kube::EventType::kWarning, "RemediationRequested",
@@ -185,7 +185,7 @@ private:
                         {str(api::kAnnotationRemediationRequested), nullptr}}}}}};
       auto written = deps_.api.patch(kinds::kMachine, machine, kube::PatchType::kMerge, patch);
       if (!written.ok()) {
-        return kube::isNotFound(written.status()) ? absl::OkStatus() : written.status();
+        return kube::ignoreNotFound(written.status());
       }
       pass.count(deps_.metrics.remediation_requests_total.withLabels({"withdrawn"}));
       pass.event(kube::EventType::kNormal, "RemediationWithdrawn",

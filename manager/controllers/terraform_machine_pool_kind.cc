@@ -222,7 +222,7 @@ private:
     const kube::ObjectKey pool{pass.id.ns, kube::meta::name(pass.owner)};
     auto written = deps_.api.patch(kinds::kMachinePool, pool, kube::PatchType::kMerge, patch);
     if (!written.ok()) {
-      return kube::isNotFound(written.status()) ? absl::OkStatus() : written.status();
+      return kube::ignoreNotFound(written.status());
     }
     pass.owner = *std::move(written);
     if (!note.empty()) {

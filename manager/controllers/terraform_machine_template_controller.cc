@@ -85,7 +85,7 @@ Resolved fromLabels(const std::map<std::string, std::string>& labels, const std:
 
 } // namespace
 
-LabelReader registryLabelReader(ImageInspectOptions options) {
+LabelReader registryLabelReader(const ImageInspectOptions& options) {
   return [options](const std::string& image,
                    const std::vector<std::pair<std::string, std::string>>& configs)
              -> absl::StatusOr<std::map<std::string, std::string>> {

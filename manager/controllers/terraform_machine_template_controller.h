@@ -35,7 +35,7 @@ using LabelReader = std::function<absl::StatusOr<std::map<std::string, std::stri
     const std::string& image, const std::vector<std::pair<std::string, std::string>>& configs)>;
 
 // The registry reader of lint/oci (linux/amd64 of an index).
-LabelReader registryLabelReader(ImageInspectOptions options);
+LabelReader registryLabelReader(const ImageInspectOptions& options);
 
 class TerraformMachineTemplateReconciler final : public kube::Reconciler {
 public:

@@ -52,7 +52,7 @@ absl::Status patchAnnotation(kube::Writer& api, json& object, std::string_view k
   json patch = {{"metadata", {{"annotations", {{key, value ? json(*value) : json(nullptr)}}}}}};
   auto patched = api.patch(gvkOf(object), kube::meta::key(object), kube::PatchType::kMerge, patch);
   if (!patched.ok()) {
-    return !value && kube::isNotFound(patched.status()) ? absl::OkStatus() : patched.status();
+    return value ? patched.status() : kube::ignoreNotFound(patched.status());
   }
   object["metadata"]["resourceVersion"] = kube::meta::resourceVersion(*patched);
   return absl::OkStatus();
@@ -88,7 +88,7 @@ absl::Status ObjectPatcher::removeFinalizer(std::string_view finalizer) {
   absl::Status s = write(
       {{"metadata",
         {{"finalizers", finalizers}, {"resourceVersion", kube::meta::resourceVersion(object_)}}}});
-  return kube::isNotFound(s) ? absl::OkStatus() : s;
+  return kube::ignoreNotFound(s);
 }
 
 absl::Status ObjectPatcher::setAnnotation(std::string_view key,
@@ -134,6 +134,7 @@ absl::StatusOr<std::vector<RunJob>> listRunJobs(kube::Reader& reader, const std:
     out.push_back(std::move(run));
   }
   std::vector<lifecycle::JobRecord> records;
+  records.reserve(out.size());
   for (const RunJob& run : out) {
     records.push_back(run.record);
   }
@@ -143,7 +144,7 @@ absl::StatusOr<std::vector<RunJob>> listRunJobs(kube::Reader& reader, const std:
     for (RunJob& run : out) {
       if (run.record.name == record.name && !run.job.is_null()) {
         sorted.push_back(std::move(run));
-        run.job = nullptr;
+        run = RunJob{}; // taken: its null job matches no later record
         break;
       }
     }
@@ -340,6 +341,9 @@ absl::StatusOr<lifecycle::LeaseVerdict> takeLease(kube::Client& api, kube::Reade
     }
     return verdict;
   }
+  if (!existing) {
+    return absl::InternalError("lease " + name + ": judged for update, but none was read");
+  }
   // docs/behaviour/security.md grants leases update, not patch: a compare-and-swap update.
   json updated = *existing;
   updated["metadata"]["labels"] = manifest["metadata"].value("labels", json::object());
@@ -363,7 +367,7 @@ absl::Status releaseLease(kube::Client& api, const std::string& ns, const std::s
                           const std::string& holder) {
   auto existing = api.get(kinds::kLease, {ns, name});
   if (!existing.ok()) {
-    return kube::isNotFound(existing.status()) ? absl::OkStatus() : existing.status();
+    return kube::ignoreNotFound(existing.status());
   }
   if (existing->value("spec", json::object()).value("holderIdentity", "") != holder) {
     return absl::OkStatus();
@@ -378,7 +382,7 @@ absl::Status releaseLease(kube::Client& api, const std::string& ns, const std::s
 
 absl::Status deleteLease(kube::Client& api, const std::string& ns, const std::string& name) {
   absl::Status s = api.remove(kinds::kLease, {ns, name});
-  return kube::isNotFound(s) ? absl::OkStatus() : s;
+  return kube::ignoreNotFound(s);
 }
 
 } // namespace captf::controllers

@@ -11,6 +11,7 @@
 #include "contract/image_reference.h"
 #include "contract/render.h"
 #include "contract/report.h"
+#include "contract/status_macros.h"
 #include "manager/api/codec.h"
 #include "manager/api/conditions.h"
 #include "manager/api/keys.h"
@@ -175,9 +176,7 @@ absl::Status markBookkept(kube::Client& client, const std::string& ns,
                    {"metadata", {{"name", job}, {"namespace", ns}}}};
     absl::Status marked =
         patchAnnotation(client, marker, api::kAnnotationBookkept, std::string("true"));
-    if (!marked.ok() && !kube::isNotFound(marked)) {
-      return marked;
-    }
+    CAPTF_RETURN_IF_ERROR(kube::ignoreNotFound(marked));
   }
   return absl::OkStatus();
 }
@@ -277,9 +276,7 @@ absl::StatusOr<kube::Result> WorkloadReconciler::reconcilePass(const kube::Recon
     summarize(pass);
     absl::Status patched =
         pass.patcher.patchStatus(pass.typed->originalJson(), pass.typed->statusJson());
-    if (!patched.ok() && !kube::isNotFound(patched)) {
-      return patched;
-    }
+    CAPTF_RETURN_IF_ERROR(kube::ignoreNotFound(patched));
     // A finished Job is marked bookkept only after the status patch.
     if (absl::Status marked = markBookkept(deps_.api, pass.id.ns, pass.bookkept); !marked.ok()) {
       return marked;
@@ -368,9 +365,7 @@ absl::Status WorkloadReconciler::reconcileJobs(WorkloadPass& pass) {
     kube::DeleteOptions options;
     options.propagation = kube::PropagationPolicy::kBackground;
     absl::Status removed = deps_.api.remove(kinds::kJob, {pass.id.ns, name}, options);
-    if (!removed.ok() && !kube::isNotFound(removed)) {
-      return removed;
-    }
+    CAPTF_RETURN_IF_ERROR(kube::ignoreNotFound(removed));
     std::erase_if(pass.jobs, [&](const RunJob& run) { return run.record.name == name; });
   }
   pass.active = nullptr;
@@ -622,9 +617,7 @@ absl::Status WorkloadReconciler::bookkeep(WorkloadPass& pass, size_t index) {
   // leases the Job held.
   absl::Status removed =
       deps_.api.remove(kinds::kSecret, {pass.id.ns, lifecycle::perRunSecretName(name)});
-  if (!removed.ok() && !kube::isNotFound(removed)) {
-    return removed;
-  }
+  CAPTF_RETURN_IF_ERROR(kube::ignoreNotFound(removed));
   if (absl::Status s = releaseLease(deps_.api, pass.id.ns, lifecycle::runLeaseName(pass.id), name);
       !s.ok()) {
     return s;
@@ -912,9 +905,7 @@ absl::Status WorkloadReconciler::reconcileBackups(WorkloadPass& pass) {
   }
   for (const std::string& name : workspace::backupsToPrune(sets, deps_.settings.state_backups)) {
     absl::Status removed = deps_.api.remove(kinds::kSecret, {pass.id.ns, name});
-    if (!removed.ok() && !kube::isNotFound(removed)) {
-      return removed;
-    }
+    CAPTF_RETURN_IF_ERROR(kube::ignoreNotFound(removed));
     pass.count(deps_.metrics.state_backups_total.withLabels({kind(), "pruned"}));
   }
   pass.status->state_backups = workspace::statusBackups(sets);
@@ -1373,6 +1364,9 @@ absl::Status WorkloadReconciler::decideAndRun(WorkloadPass& pass) {
 
 absl::Status WorkloadReconciler::runJob(WorkloadPass& pass) {
   const lifecycle::Decision& d = pass.decision;
+  if (!d.operation) {
+    return absl::InternalError("the decision runs a Job but names no operation");
+  }
   const api::Operation op = *d.operation;
   const std::string op_name = str(api::enumName(op));
   // Credentials must be in place for any Job (docs/behaviour/identities.md#resolution item 7).
@@ -1437,7 +1431,7 @@ absl::Status WorkloadReconciler::runJob(WorkloadPass& pass) {
   // ends without writing and runs again.
   auto live = deps_.api.get(kind_->gvk(), {pass.id.ns, pass.id.name});
   if (!live.ok()) {
-    return kube::isNotFound(live.status()) ? absl::OkStatus() : live.status();
+    return kube::ignoreNotFound(live.status());
   }
   if (live->value("status", json()) != pass.object.value("status", json())) {
     pass.stale = true;
@@ -1552,7 +1546,7 @@ absl::Status WorkloadReconciler::runJob(WorkloadPass& pass) {
   if (op == api::Operation::kApply) {
     workspace::DurableAnnotations annotations;
     annotations.image = pass.git ? pass.source_identity : pass.spec->source.image;
-    annotations.image_digest = pinned;
+    annotations.image_digest = std::move(pinned);
     annotations.identity = pass.identity.identity;
     if (git) {
       annotations.git_commit = git->commit;
@@ -1696,9 +1690,7 @@ absl::Status WorkloadReconciler::cleanup(WorkloadPass& pass) {
   const auto plan = workspace::stateCleanup(pass.ref, pass.state.secret_names);
   for (const std::string& name : plan.secrets) {
     absl::Status s = deps_.api.remove(kinds::kSecret, {pass.id.ns, name});
-    if (!s.ok() && !kube::isNotFound(s)) {
-      return s;
-    }
+    CAPTF_RETURN_IF_ERROR(kube::ignoreNotFound(s));
   }
   for (const std::string& name : plan.leases) {
     if (absl::Status s = deleteLease(deps_.api, pass.id.ns, name); !s.ok()) {

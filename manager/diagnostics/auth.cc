@@ -115,7 +115,7 @@ DelegatingAuth::DelegatingAuth(TokenReviewer& tokens, kube::AccessReviewer& acce
 absl::StatusOr<Authentication> DelegatingAuth::authenticate(std::string_view token) {
   const std::string key = contract::sha256Hex(token);
   {
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     const auto it = authentications_.find(key);
     if (it != authentications_.end() && clock_.now() < it->second.expires) {
       return it->second.value;
@@ -129,7 +129,7 @@ absl::StatusOr<Authentication> DelegatingAuth::authenticate(std::string_view tok
   }
   const auto ttl =
       answer->authenticated ? options_.authenticated_ttl : options_.unauthenticated_ttl;
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   const kube::SteadyTime now = clock_.now();
   makeRoom(authentications_, now, options_.max_entries);
   authentications_[key] = CachedAuthentication{*answer, now + ttl};
@@ -139,7 +139,7 @@ absl::StatusOr<Authentication> DelegatingAuth::authenticate(std::string_view tok
 absl::StatusOr<kube::AccessDecision> DelegatingAuth::authorize(const nlohmann::json& review) {
   const std::string key = review.dump();
   {
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     const auto it = decisions_.find(key);
     if (it != decisions_.end() && clock_.now() < it->second.expires) {
       return it->second.value;
@@ -150,7 +150,7 @@ absl::StatusOr<kube::AccessDecision> DelegatingAuth::authorize(const nlohmann::j
     return answer.status();
   }
   const auto ttl = answer->allowed ? options_.allowed_ttl : options_.denied_ttl;
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   const kube::SteadyTime now = clock_.now();
   makeRoom(decisions_, now, options_.max_entries);
   decisions_[key] = CachedDecision{*answer, now + ttl};

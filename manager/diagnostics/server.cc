@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <charconv>
+#include <cstddef>
 #include <string>
 #include <utility>
 
@@ -45,7 +46,7 @@ kube::ServerOptions serverOptions() {
   options.port = 8443;
   options.cert_dir = kMetricsCertDir;
   options.missing_certificate = kube::MissingCertificate::kSelfSigned;
-  options.max_body_bytes = 64U * 1024U;
+  options.max_body_bytes = static_cast<std::size_t>(64U * 1024U);
   // Two API calls on a cold cache (each bounded by the client's timeout)
   // and a registry render.
   options.request_timeout = std::chrono::seconds(30);
@@ -150,7 +151,7 @@ kube::HttpReply DiagnosticsHandler::route(std::string_view method, std::string_v
 SecureDiagnosticsServer::SecureDiagnosticsServer(kube::ServerOptions options,
                                                  const kube::MetricsRegistry& metrics,
                                                  kube::RestClient& rest, kube::Clock& clock,
-                                                 std::shared_ptr<spdlog::logger> logger,
+                                                 const std::shared_ptr<spdlog::logger>& logger,
                                                  AuthCacheOptions cache)
     : tokens_(rest), access_(rest), auth_(tokens_, access_, clock, cache),
       handler_(metrics, auth_, logger),

@@ -68,7 +68,8 @@ class SecureDiagnosticsServer {
 public:
   SecureDiagnosticsServer(kube::ServerOptions options, const kube::MetricsRegistry& metrics,
                           kube::RestClient& rest, kube::Clock& clock,
-                          std::shared_ptr<spdlog::logger> logger, AuthCacheOptions cache = {});
+                          const std::shared_ptr<spdlog::logger>& logger,
+                          AuthCacheOptions cache = {});
 
   absl::Status start() { return server_.start(); }
   void stop() { server_.stop(); }

@@ -18,7 +18,7 @@ std::vector<std::string> normalizeArgs(int argc, char** argv) {
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
-    if (arg.rfind("--", 0) == 0) {
+    if (arg.starts_with("--")) {
       const size_t end = arg.find('=');
       for (size_t j = 2; j < std::min(end, arg.size()); ++j) {
         if (arg[j] == '_') {

@@ -95,7 +95,7 @@ absl::StatusOr<AccessDecision> parseAccessReviewResponse(const nlohmann::json& d
     return absl::InvalidArgumentError("SubjectAccessReview response has no status");
   }
   AccessDecision d;
-  auto boolField = [&](const char* key, bool& out) -> absl::Status {
+  auto bool_field = [&](const char* key, bool& out) -> absl::Status {
     const auto it = status->find(key);
     if (it == status->end()) {
       return absl::OkStatus();
@@ -107,7 +107,7 @@ absl::StatusOr<AccessDecision> parseAccessReviewResponse(const nlohmann::json& d
     out = it->get<bool>();
     return absl::OkStatus();
   };
-  auto stringField = [&](const char* key, std::string& out) -> absl::Status {
+  auto string_field = [&](const char* key, std::string& out) -> absl::Status {
     const auto it = status->find(key);
     if (it == status->end()) {
       return absl::OkStatus();
@@ -123,8 +123,8 @@ absl::StatusOr<AccessDecision> parseAccessReviewResponse(const nlohmann::json& d
     return absl::InvalidArgumentError("SubjectAccessReview status.allowed is missing");
   }
   for (absl::Status s :
-       {boolField("allowed", d.allowed), boolField("denied", d.denied),
-        stringField("reason", d.reason), stringField("evaluationError", d.evaluation_error)}) {
+       {bool_field("allowed", d.allowed), bool_field("denied", d.denied),
+        string_field("reason", d.reason), string_field("evaluationError", d.evaluation_error)}) {
     if (!s.ok()) {
       return s;
     }

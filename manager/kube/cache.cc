@@ -17,7 +17,7 @@ InformerCache::InformerCache(ListerWatcherFactory factory, Clock& clock, CacheOp
     metrics->gaugeFunc(
         "captf_cache_objects", "Objects held by the informer cache, per kind.", {"kind"},
         [this](auto& samples) {
-          std::lock_guard lock(mu_);
+          std::scoped_lock lock(mu_);
           for (const auto& [gvk, informer] : informers_) {
             samples.push_back({{gvk.kind}, static_cast<double>(informer->store().size())});
           }
@@ -26,7 +26,7 @@ InformerCache::InformerCache(ListerWatcherFactory factory, Clock& clock, CacheOp
         "captf_cache_bytes",
         "Estimated heap bytes of the objects held by the informer cache, per kind.", {"kind"},
         [this](auto& samples) {
-          std::lock_guard lock(mu_);
+          std::scoped_lock lock(mu_);
           for (const auto& [gvk, informer] : informers_) {
             samples.push_back({{gvk.kind}, static_cast<double>(informer->store().bytes())});
           }
@@ -45,7 +45,7 @@ ListerWatcherFactory InformerCache::apiFactory(ApiClient& client) {
 }
 
 void InformerCache::start() {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   started_ = true;
   for (auto& [gvk, informer] : informers_) {
     informer->start();
@@ -60,7 +60,7 @@ void InformerCache::stop() {
   // manager's shutdown whenever an event was being delivered at the time.
   std::vector<SharedInformer*> informers;
   {
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     for (auto& [gvk, informer] : informers_) {
       informers.push_back(informer.get());
     }
@@ -71,7 +71,7 @@ void InformerCache::stop() {
 }
 
 absl::StatusOr<SharedInformer*> InformerCache::informerFor(const GroupVersionKind& gvk) {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   auto it = informers_.find(gvk);
   if (it != informers_.end()) {
     return it->second.get();
@@ -110,7 +110,7 @@ absl::Status InformerCache::addIndex(const GroupVersionKind& gvk, const std::str
 
 absl::StatusOr<SharedInformer*> InformerCache::syncedInformer(const GroupVersionKind& gvk) {
   {
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     if (!started_) {
       return absl::FailedPreconditionError("the cache is not started");
     }
@@ -157,7 +157,7 @@ absl::StatusOr<std::vector<std::string>> InformerCache::indexValues(const GroupV
 bool InformerCache::waitForCacheSync(std::stop_token stop) {
   std::vector<SharedInformer*> informers;
   {
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     for (auto& [gvk, informer] : informers_) {
       informers.push_back(informer.get());
     }
@@ -268,7 +268,7 @@ absl::StatusOr<ObjectList> InformerCache::list(const GroupVersionKind& gvk,
 }
 
 bool InformerCache::hasSynced() const {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   for (const auto& [gvk, informer] : informers_) {
     if (!informer->hasSynced()) {
       return false;
@@ -278,7 +278,7 @@ bool InformerCache::hasSynced() const {
 }
 
 size_t InformerCache::objectCount() const {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   size_t total = 0;
   for (const auto& [gvk, informer] : informers_) {
     total += informer->store().size();
@@ -287,7 +287,7 @@ size_t InformerCache::objectCount() const {
 }
 
 size_t InformerCache::objectBytes() const {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   size_t total = 0;
   for (const auto& [gvk, informer] : informers_) {
     total += informer->store().bytes();

@@ -175,7 +175,7 @@ absl::StatusOr<bool> CertificateReloader::reload() {
     return key.status();
   }
   {
-    std::lock_guard lock(impl_->mu);
+    std::scoped_lock lock(impl_->mu);
     if (impl_->ctx && *cert == impl_->cert_pem && *key == impl_->key_pem) {
       return false;
     }
@@ -186,7 +186,7 @@ absl::StatusOr<bool> CertificateReloader::reload() {
   if (!ctx.ok()) {
     return ctx.status();
   }
-  std::lock_guard lock(impl_->mu);
+  std::scoped_lock lock(impl_->mu);
   impl_->ctx = *std::move(ctx);
   impl_->cert_pem = *std::move(cert);
   impl_->key_pem = *std::move(key);
@@ -199,7 +199,7 @@ absl::Status CertificateReloader::install(const std::string& cert_pem, const std
   if (!ctx.ok()) {
     return ctx.status();
   }
-  std::lock_guard lock(impl_->mu);
+  std::scoped_lock lock(impl_->mu);
   impl_->ctx = *std::move(ctx);
   // Not the files' content: the next reload() that finds files loads them.
   impl_->cert_pem.clear();
@@ -209,12 +209,12 @@ absl::Status CertificateReloader::install(const std::string& cert_pem, const std
 }
 
 std::shared_ptr<void> CertificateReloader::current() const {
-  std::lock_guard lock(impl_->mu);
+  std::scoped_lock lock(impl_->mu);
   return impl_->ctx;
 }
 
 int CertificateReloader::generation() const {
-  std::lock_guard lock(impl_->mu);
+  std::scoped_lock lock(impl_->mu);
   return impl_->generation;
 }
 

@@ -29,12 +29,12 @@ FakeClock::FakeClock(WallTime wall_start)
       wall_start_(wall_start) {}
 
 SteadyTime FakeClock::now() const {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   return steady_start_ + offset_;
 }
 
 WallTime FakeClock::wallNow() const {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   return wall_start_ + std::chrono::duration_cast<WallTime::duration>(offset_);
 }
 
@@ -46,7 +46,7 @@ bool FakeClock::waitUntil(std::unique_lock<std::mutex>& lock, std::condition_var
   waiter->deadline = deadline;
   waiter->cv = &cv;
   {
-    std::lock_guard clock_lock(mu_);
+    std::scoped_lock clock_lock(mu_);
     waiters_.push_back(waiter);
   }
   waiters_changed_.notify_all();
@@ -57,11 +57,11 @@ bool FakeClock::waitUntil(std::unique_lock<std::mutex>& lock, std::condition_var
   // the user mutex, so holding the user mutex here would invert that order.
   lock.unlock();
   {
-    std::lock_guard waiter_lock(waiter->mu);
+    std::scoped_lock waiter_lock(waiter->mu);
     waiter->alive = false;
   }
   {
-    std::lock_guard clock_lock(mu_);
+    std::scoped_lock clock_lock(mu_);
     std::erase(waiters_, waiter);
   }
   waiters_changed_.notify_all();
@@ -72,17 +72,17 @@ bool FakeClock::waitUntil(std::unique_lock<std::mutex>& lock, std::condition_var
 void FakeClock::advance(Duration duration) {
   std::vector<std::shared_ptr<Waiter>> waiters;
   {
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     offset_ += duration;
     waiters = waiters_;
   }
   waiters_changed_.notify_all();
   for (const auto& waiter : waiters) {
-    std::lock_guard waiter_lock(waiter->mu);
+    std::scoped_lock waiter_lock(waiter->mu);
     if (!waiter->alive) {
       continue;
     }
-    { std::lock_guard user_lock(*waiter->user_mu); }
+    { std::scoped_lock user_lock(*waiter->user_mu); }
     waiter->cv->notify_all();
   }
 }
@@ -94,7 +94,7 @@ size_t FakeClock::pendingLocked() const {
 }
 
 size_t FakeClock::waiters() const {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   return pendingLocked();
 }
 

@@ -139,6 +139,7 @@ Predicate negate(Predicate predicate) {
 
 } // namespace predicates
 
+// NOLINTNEXTLINE(bugprone-random-generator-seed): ids_ is seeded from random_device below.
 Controller::Controller(std::string name, Reconciler& reconciler, ControllerOptions options,
                        Clock& clock, MetricsRegistry* metrics,
                        std::shared_ptr<spdlog::logger> logger)
@@ -278,7 +279,7 @@ Logger Controller::reconcileLogger(const Request& request) {
   std::uint64_t high = 0;
   std::uint64_t low = 0;
   {
-    std::lock_guard lock(ids_mu_);
+    std::scoped_lock lock(ids_mu_);
     high = ids_();
     low = ids_();
   }
@@ -388,6 +389,7 @@ absl::Status Controller::run(std::stop_token stop) {
   }
   log_.info("Starting workers", {{"workerCount", workers_}});
   std::vector<std::jthread> workers;
+  workers.reserve(static_cast<std::size_t>(workers_));
   for (int i = 0; i < workers_; ++i) {
     workers.emplace_back([this, stop] { worker(stop); });
   }

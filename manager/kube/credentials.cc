@@ -133,6 +133,8 @@ absl::StatusOr<ProcessResult> runProcess(const std::vector<std::string>& argv,
       if (fds[i].fd < 0 || (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) {
         continue;
       }
+      // Blocking under ExecCredentials' lock is deliberate (see current()).
+      // NOLINTNEXTLINE(clang-analyzer-unix.BlockInCriticalSection)
       ssize_t got = ::read(fds[i].fd, buffer.data(), buffer.size());
       if (got > 0 && sinks[i]->size() < kMaxOutput) {
         sinks[i]->append(buffer.data(), static_cast<size_t>(got));
@@ -162,7 +164,7 @@ TokenFileCredentials::TokenFileCredentials(std::string path, Credentials base, C
     : path_(std::move(path)), base_(std::move(base)), clock_(clock), refresh_(refresh) {}
 
 absl::StatusOr<Credentials> TokenFileCredentials::current() {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   SteadyTime now = clock_.now();
   if (cached_ && now - read_at_ < refresh_) {
     return *cached_;
@@ -185,7 +187,7 @@ absl::StatusOr<Credentials> TokenFileCredentials::current() {
 }
 
 bool TokenFileCredentials::invalidate(const Credentials& used) {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   if (cached_ && *cached_ == used) {
     cached_.reset();
   }
@@ -282,7 +284,9 @@ absl::StatusOr<std::string> ExecCredentials::runPlugin() {
 }
 
 absl::StatusOr<Credentials> ExecCredentials::current() {
-  std::lock_guard lock(mu_);
+  // The plugin runs under the lock on purpose: one run at a time, and the
+  // callers that arrive meanwhile get its token instead of starting more.
+  std::scoped_lock lock(mu_);
   if (cached_ && (!expiry_ || clock_.wallNow() < *expiry_)) {
     return *cached_;
   }
@@ -302,7 +306,7 @@ absl::StatusOr<Credentials> ExecCredentials::current() {
 }
 
 bool ExecCredentials::invalidate(const Credentials& used) {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   if (cached_ && *cached_ == used) {
     cached_.reset();
   }

@@ -1,5 +1,7 @@
 #include "manager/kube/diagnostics_server.h"
 
+#include <cstddef>
+
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -12,7 +14,7 @@ namespace {
 // Probes and scrapes answer at once; a connection idle this long closes.
 constexpr auto kSessionTimeout = std::chrono::seconds(10);
 // Probes carry no body.
-constexpr std::size_t kMaxBodyBytes = 64U * 1024U;
+constexpr std::size_t kMaxBodyBytes = std::size_t{64} * 1024U;
 
 } // namespace
 
@@ -25,7 +27,7 @@ DiagnosticsServer::~DiagnosticsServer() {
 }
 
 void DiagnosticsServer::addCheck(CheckKind kind, std::string name, HealthCheck check) {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   (kind == CheckKind::kHealthz ? healthz_ : readyz_)
       .emplace_back(std::move(name), std::move(check));
 }
@@ -115,7 +117,7 @@ std::pair<int, std::string> DiagnosticsServer::handle(const std::string& target)
     return {404, "404 page not found\n"};
   }
   {
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     checks = endpoint == "/readyz" ? readyz_ : healthz_;
   }
   absl::string_view only = path.substr(endpoint.size());

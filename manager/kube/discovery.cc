@@ -14,13 +14,13 @@ std::string groupVersionPath(const std::string& group, const std::string& versio
 } // namespace
 
 StaticRestMapper& StaticRestMapper::add(ApiResource resource) {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   resources_[resource.gvk] = std::move(resource);
   return *this;
 }
 
 absl::StatusOr<ApiResource> StaticRestMapper::resourceFor(const GroupVersionKind& gvk) {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   auto it = resources_.find(gvk);
   if (it == resources_.end()) {
     return absl::NotFoundError(absl::StrCat("no resource for ", gvk.str()));
@@ -97,7 +97,7 @@ DiscoveryRestMapper::DiscoveryRestMapper(RestClient& rest, Clock& clock, Duratio
 
 absl::StatusOr<ApiResource> DiscoveryRestMapper::resourceFor(const GroupVersionKind& gvk) {
   std::string key = gvk.apiVersion();
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   auto lookup = [&](const GroupVersion& gv) -> std::optional<ApiResource> {
     for (const auto& resource : gv.resources) {
       if (resource.gvk.kind == gvk.kind) {

@@ -128,6 +128,7 @@ std::optional<std::chrono::seconds> parseRetryAfter(std::string_view header) {
   header = sv(absl::StripAsciiWhitespace(av(header)));
   long long seconds = 0;
   const auto* end = header.data() + header.size();
+  // NOLINTNEXTLINE(bugprone-suspicious-stringview-data-usage): from_chars takes [data, end).
   auto [ptr, ec] = std::from_chars(header.data(), end, seconds);
   // HTTP dates are not used by the API server; only delta-seconds count.
   if (ec != std::errc() || ptr != end || seconds < 0) {
@@ -265,6 +266,9 @@ Reason reasonOf(const absl::Status& status) {
 
 bool isNotFound(const absl::Status& status) {
   return reasonOf(status) == Reason::kNotFound;
+}
+absl::Status ignoreNotFound(const absl::Status& status) {
+  return isNotFound(status) ? absl::OkStatus() : status;
 }
 bool isAlreadyExists(const absl::Status& status) {
   return reasonOf(status) == Reason::kAlreadyExists;

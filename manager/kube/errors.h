@@ -75,6 +75,10 @@ std::optional<ApiError> apiError(const absl::Status& status);
 Reason reasonOf(const absl::Status& status);
 
 bool isNotFound(const absl::Status& status);
+// `status`, with NotFound counted as success: for a delete, a cleanup or a
+// read where "already gone" is the goal (controller-runtime's
+// client.IgnoreNotFound).
+absl::Status ignoreNotFound(const absl::Status& status);
 bool isAlreadyExists(const absl::Status& status);
 bool isConflict(const absl::Status& status);
 bool isInvalid(const absl::Status& status);

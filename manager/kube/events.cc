@@ -47,7 +47,11 @@ KubeEventRecorder::~KubeEventRecorder() {
   if (thread_.joinable()) {
     thread_.join();
   }
-  flush();
+  // The last batch is best effort; a destructor must not throw.
+  try {
+    flush();
+  } catch (const std::exception&) { // NOLINT(bugprone-empty-catch): nothing to report to
+  }
 }
 
 void KubeEventRecorder::event(const Json& regarding, EventType type, std::string_view reason,
@@ -56,7 +60,7 @@ void KubeEventRecorder::event(const Json& regarding, EventType type, std::string
       regarding,       type, std::string(reason), std::string(action), truncateUtf8(note, kMaxNote),
       clock_.wallNow()};
   {
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     if (queue_.size() >= options_.queue_capacity) {
       if (dropped_ != nullptr) {
         dropped_->inc();
@@ -161,7 +165,7 @@ void KubeEventRecorder::flush() {
     idle_.wait(lock, [&] { return !in_flight_; });
     batch.swap(queue_);
   }
-  std::lock_guard work(work_mu_);
+  std::scoped_lock work(work_mu_);
   for (auto& pending : batch) {
     process(std::move(pending));
   }
@@ -195,7 +199,7 @@ void KubeEventRecorder::loop(std::stop_token stop) {
     in_flight_ = true;
     lock.unlock();
     {
-      std::lock_guard work(work_mu_);
+      std::scoped_lock work(work_mu_);
       for (auto& pending : batch) {
         process(std::move(pending));
       }

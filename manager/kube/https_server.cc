@@ -4,6 +4,7 @@
 #include <array>
 #include <atomic>
 #include <condition_variable>
+#include <cstddef>
 #include <filesystem>
 #include <mutex>
 #include <optional>
@@ -39,7 +40,7 @@ using SteadyClock = std::chrono::steady_clock;
 using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 using PlainStream = beast::tcp_stream;
 
-constexpr std::size_t kMaxHeaderBytes = 64U * 1024U;
+constexpr std::size_t kMaxHeaderBytes = std::size_t{64} * 1024U;
 constexpr std::chrono::seconds kShutdownTimeout{2};
 
 std::string joinPath(const std::string& dir, const std::string& name) {
@@ -129,7 +130,8 @@ private:
   }
 
   void readHeader() {
-    parser_.emplace();
+    // A Beast parser reads one message; each request gets a new one.
+    parser_ = std::make_unique<http::request_parser<http::string_body>>();
     parser_->header_limit(kMaxHeaderBytes);
     parser_->body_limit(server_.options.max_body_bytes);
     beast::get_lowest_layer(stream_).expires_after(server_.options.idle_timeout);
@@ -190,7 +192,7 @@ private:
       return server_.handler(IncomingRequest{view(r.method_string()), view(r.target()),
                                              view(r[http::field::authorization]), r.body()});
     };
-    if (!server_.may_block || !server_.may_block(view(req->target()))) {
+    if (!server_.may_block || !server_.may_block(view(req->target())) || !server_.handler_pool) {
       write(handle(*req), version, keep_alive);
       return;
     }
@@ -270,7 +272,7 @@ private:
   Stream stream_;
   HttpsServer::Impl& server_;
   beast::flat_buffer buffer_;
-  std::optional<http::request_parser<http::string_body>> parser_;
+  std::unique_ptr<http::request_parser<http::string_body>> parser_;
   http::response<http::string_body> res_;
   SteadyClock::time_point deadline_;
   std::array<char, 16384> drain_buffer_{};
@@ -279,6 +281,9 @@ private:
 } // namespace
 
 void HttpsServer::Impl::accept() {
+  if (!acceptor) {
+    return; // closed
+  }
   acceptor->async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
     if (ec) {
       if (ec != net::error::operation_aborted) {

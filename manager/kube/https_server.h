@@ -54,7 +54,7 @@ struct ServerOptions {
   std::string key_name = "tls.key";
   MissingCertificate missing_certificate = MissingCertificate::kFail;
   TlsSettings tls;
-  std::size_t max_body_bytes = 3U * 1024U * 1024U;
+  std::size_t max_body_bytes = std::size_t{3} * 1024U * 1024U;
   // From the first byte of a request to the last of its answer; the
   // configuration's timeoutSeconds is 10.
   std::chrono::milliseconds request_timeout{8000};

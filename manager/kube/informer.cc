@@ -106,7 +106,7 @@ Store::Store() {
 }
 
 absl::Status Store::addIndex(const std::string& name, IndexFunc fn) {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   if (std::find(index_names_.begin(), index_names_.end(), name) != index_names_.end()) {
     return absl::AlreadyExistsError(absl::StrCat("index \"", name, "\" exists"));
   }
@@ -149,7 +149,7 @@ void Store::unindexLocked(const ObjectKey& key, const Entry& entry) {
 }
 
 ObjectPtr Store::put(ObjectPtr object, const Json& json) {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   ObjectKey key = object->key;
   auto& entry = items_[key];
   ObjectPtr previous = std::move(entry.object);
@@ -164,7 +164,7 @@ ObjectPtr Store::put(ObjectPtr object, const Json& json) {
 }
 
 ObjectPtr Store::erase(const ObjectKey& key) {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   auto it = items_.find(key);
   if (it == items_.end()) {
     return nullptr;
@@ -177,13 +177,13 @@ ObjectPtr Store::erase(const ObjectKey& key) {
 }
 
 ObjectPtr Store::get(const ObjectKey& key) const {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   auto it = items_.find(key);
   return it == items_.end() ? nullptr : it->second.object;
 }
 
 std::vector<ObjectPtr> Store::list() const {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   std::vector<ObjectPtr> out;
   out.reserve(items_.size());
   for (const auto& [key, entry] : items_) {
@@ -199,7 +199,7 @@ std::vector<ObjectPtr> Store::listNamespace(const std::string& ns) const {
 
 absl::StatusOr<std::vector<ObjectPtr>> Store::byIndex(const std::string& index,
                                                       const std::string& value) const {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   auto pos = std::find(index_names_.begin(), index_names_.end(), index);
   if (pos == index_names_.end()) {
     return absl::NotFoundError(absl::StrCat("no index \"", index, "\""));
@@ -219,7 +219,7 @@ absl::StatusOr<std::vector<ObjectPtr>> Store::byIndex(const std::string& index,
 
 absl::StatusOr<std::vector<std::string>> Store::indexValues(const std::string& index,
                                                             std::string_view prefix) const {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   auto pos = std::find(index_names_.begin(), index_names_.end(), index);
   if (pos == index_names_.end()) {
     return absl::NotFoundError(absl::StrCat("no index \"", index, "\""));
@@ -235,12 +235,12 @@ absl::StatusOr<std::vector<std::string>> Store::indexValues(const std::string& i
 }
 
 bool Store::hasIndex(const std::string& index) const {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   return std::find(index_names_.begin(), index_names_.end(), index) != index_names_.end();
 }
 
 std::vector<ObjectKey> Store::keys() const {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   std::vector<ObjectKey> out;
   out.reserve(items_.size());
   for (const auto& [key, entry] : items_) {
@@ -250,12 +250,12 @@ std::vector<ObjectKey> Store::keys() const {
 }
 
 size_t Store::size() const {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   return items_.size();
 }
 
 size_t Store::bytes() const {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   return bytes_;
 }
 
@@ -293,7 +293,7 @@ SharedInformer::~SharedInformer() {
 }
 
 uint64_t SharedInformer::addEventHandler(EventHandlers handlers) {
-  std::lock_guard lock(dispatch_mu_);
+  std::scoped_lock lock(dispatch_mu_);
   uint64_t id = next_handler_++;
   if (handlers.on_add) {
     for (const auto& object : store_.list()) {
@@ -305,12 +305,12 @@ uint64_t SharedInformer::addEventHandler(EventHandlers handlers) {
 }
 
 void SharedInformer::removeEventHandler(uint64_t id) {
-  std::lock_guard lock(dispatch_mu_);
+  std::scoped_lock lock(dispatch_mu_);
   handlers_.erase(id);
 }
 
 void SharedInformer::start() {
-  std::lock_guard lock(thread_mu_);
+  std::scoped_lock lock(thread_mu_);
   if (thread_.joinable()) {
     return;
   }
@@ -321,7 +321,7 @@ void SharedInformer::start() {
 }
 
 void SharedInformer::stop() {
-  std::lock_guard lock(thread_mu_);
+  std::scoped_lock lock(thread_mu_);
   for (auto* thread : {&thread_, &resync_thread_}) {
     if (thread->joinable()) {
       thread->request_stop();
@@ -332,7 +332,7 @@ void SharedInformer::stop() {
 }
 
 bool SharedInformer::hasSynced() const {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   return synced_;
 }
 
@@ -343,12 +343,12 @@ bool SharedInformer::waitForSync(std::stop_token stop) const {
 }
 
 std::string SharedInformer::lastSyncResourceVersion() const {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   return resource_version_;
 }
 
 void SharedInformer::setResourceVersion(std::string rv) {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   resource_version_ = std::move(rv);
 }
 
@@ -416,7 +416,7 @@ absl::Status SharedInformer::listAndReplace(std::stop_token stop) {
     options.continue_token = page->continue_token;
   }
 
-  std::lock_guard dispatch(dispatch_mu_);
+  std::scoped_lock dispatch(dispatch_mu_);
   std::unordered_set<ObjectKey> seen;
   seen.reserve(listed.size());
   const size_t listed_count = listed.size();
@@ -449,7 +449,7 @@ absl::Status SharedInformer::listAndReplace(std::stop_token stop) {
   setResourceVersion(list_rv);
   lists_.fetch_add(1);
   {
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     synced_ = true;
   }
   synced_cv_.notify_all();
@@ -464,7 +464,7 @@ void SharedInformer::handleEvent(WatchEvent& event) {
     options_.transform(object);
   }
   std::string rv = meta::resourceVersion(object);
-  std::lock_guard dispatch(dispatch_mu_);
+  std::scoped_lock dispatch(dispatch_mu_);
   switch (event.type) {
   case WatchEventType::kAdded:
   case WatchEventType::kModified: {
@@ -575,7 +575,7 @@ void SharedInformer::run(std::stop_token stop) {
 
 void SharedInformer::resyncLoop(std::stop_token stop) {
   while (clock_.sleepFor(options_.resync_period, stop)) {
-    std::lock_guard dispatch(dispatch_mu_);
+    std::scoped_lock dispatch(dispatch_mu_);
     for (const auto& object : store_.list()) {
       Json json = object->object();
       dispatchUpdate(json, json);

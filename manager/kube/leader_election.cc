@@ -119,12 +119,12 @@ LeaderElector::LeaderElector(LeaseLock& lock, LeaderElectionConfig config,
       logger_(std::move(logger)) {}
 
 bool LeaderElector::isLeader() const {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   return observed_ && observed_->holder_identity == config_.identity;
 }
 
 std::string LeaderElector::leader() const {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   return observed_ ? observed_->holder_identity : std::string();
 }
 
@@ -197,7 +197,7 @@ bool LeaderElector::tryAcquireOrRenew() {
 }
 
 bool LeaderElector::release() {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   if (!observed_ || observed_->holder_identity != config_.identity) {
     return true;
   }

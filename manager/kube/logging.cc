@@ -98,8 +98,7 @@ std::string Logger::record(int level, std::string_view message, const absl::Stat
     line[key] = value;
   }
   addValues(line, values);
-  // Invalid UTF-8 becomes U+FFFD: a record is always valid JSON.
-  return kLogRecordPrefix + line.dump(-1, ' ', false, LogValues::error_handler_t::replace);
+  return contract::logRecord(line);
 }
 
 void Logger::write(spdlog::level::level_enum level, std::string_view record) const {
@@ -121,22 +120,6 @@ void Logger::error(std::string_view message, const absl::Status& error,
   if (sink_ != nullptr && sink_->should_log(spdlog::level::err)) {
     write(spdlog::level::err, record(0, message, &error, values));
   }
-}
-
-bool isLogRecord(std::string_view payload) {
-  return payload.size() >= 2 && payload[0] == kLogRecordPrefix && payload[1] == '{' &&
-         LogValues::accept(payload.substr(1));
-}
-
-std::optional<LogValues> parseLogRecord(std::string_view payload) {
-  if (payload.size() < 2 || payload[0] != kLogRecordPrefix || payload[1] != '{') {
-    return std::nullopt;
-  }
-  LogValues record = LogValues::parse(payload.substr(1), nullptr, /*allow_exceptions=*/false);
-  if (!record.is_object()) {
-    return std::nullopt;
-  }
-  return record;
 }
 
 } // namespace captf::kube

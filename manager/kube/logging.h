@@ -6,13 +6,11 @@
 // ("Reconciler error", "run Job created"); what varies goes into key/values,
 // never into the message.
 //
-// A line crosses the process's spdlog logger as a record: the byte RS (0x1E,
-// the prefix of a JSON text sequence, RFC 7464) followed by one JSON object,
-// {"msg": ..., "v": N} or {"msg": ..., "err": ...}, then the key/values in
-// the order they were added. The manager's formatters
-// (manager/diagnostics/logging.h) write a record as a component-base JSON
-// line or as klog text (`"msg" key="value"`); another spdlog formatter
-// shows the record as it is.
+// A line crosses the process's spdlog logger as a record of
+// contract/log_format.h ({"msg": ..., "v": N} or {"msg": ..., "err": ...},
+// then the key/values in the order they were added), which the formatter
+// there writes as a component-base JSON line or as klog text (`"msg"
+// key="value"`); another spdlog formatter shows the record as it is.
 //
 // Thread-safety: a Logger is immutable; copies may be used from any thread
 // (the spdlog logger is the thread-safe part).
@@ -26,13 +24,16 @@
 #include <spdlog/logger.h>
 
 #include "absl/status/status.h"
+#include "contract/log_format.h"
 
 namespace captf::kube {
 
 // Key/values: a JSON object whose members keep their insertion order.
-using LogValues = nlohmann::ordered_json;
+using contract::LogValues;
 
-inline constexpr char kLogRecordPrefix = '\x1e';
+using contract::isLogRecord;
+using contract::kLogRecordPrefix;
+using contract::parseLogRecord;
 
 // klog.KRef: {"name": ..., "namespace": ...}, the namespace left out when
 // empty (cluster-scoped). The text format writes it as "namespace/name".
@@ -82,12 +83,5 @@ private:
   std::shared_ptr<spdlog::logger> sink_;
   std::shared_ptr<const LogValues> values_;
 };
-
-// The record in an spdlog payload, as a JSON object; nullopt when `payload`
-// is not a record (a line written straight through spdlog) or does not parse.
-std::optional<LogValues> parseLogRecord(std::string_view payload);
-// Whether `payload` is a record (prefix and well-formed JSON), without
-// building it.
-bool isLogRecord(std::string_view payload);
 
 } // namespace captf::kube

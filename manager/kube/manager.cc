@@ -144,7 +144,7 @@ Controller& Manager::addController(std::string name, Reconciler& reconciler,
 }
 
 void Manager::add(std::unique_ptr<Runnable> runnable, NeedLeaderElection need) {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   runnables_.emplace_back(std::move(runnable), need);
 }
 
@@ -155,7 +155,7 @@ void Manager::addCheck(CheckKind kind, std::string name, HealthCheck check) {
 }
 
 void Manager::startRunnables(NeedLeaderElection group, std::stop_token stop) {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   const int g = group == NeedLeaderElection::kYes ? 1 : 0;
   for (auto& [runnable, need] : runnables_) {
     if (need != group) {
@@ -166,7 +166,7 @@ void Manager::startRunnables(NeedLeaderElection group, std::stop_token stop) {
       absl::Status status = r->start(stop);
       if (!status.ok()) {
         {
-          std::lock_guard error_lock(mu_);
+          std::scoped_lock error_lock(mu_);
           if (first_error_.ok()) {
             first_error_ = status;
           }
@@ -174,7 +174,7 @@ void Manager::startRunnables(NeedLeaderElection group, std::stop_token stop) {
         logger_->error("runnable failed, stopping the manager error=\"{}\"", msg(status));
         failed_.request_stop();
       }
-      std::lock_guard done_lock(mu_);
+      std::scoped_lock done_lock(mu_);
       --running_[g];
       returned_cv_.notify_all();
     });
@@ -239,7 +239,7 @@ absl::Status Manager::run(std::stop_token stop) {
     // that are still finishing; it stops at once when this replica never
     // led.
     std::stop_callback stop_elector(all.get_token(), [this, &election] {
-      std::lock_guard guard(mu_);
+      std::scoped_lock guard(mu_);
       if (!election.leading) {
         election.stop.request_stop();
       }
@@ -247,7 +247,7 @@ absl::Status Manager::run(std::stop_token stop) {
     LeaderCallbacks callbacks;
     callbacks.on_started_leading = [this, &election, all](std::stop_token lost) {
       {
-        std::lock_guard guard(mu_);
+        std::scoped_lock guard(mu_);
         election.leading = true;
       }
       std::stop_source group;
@@ -260,7 +260,7 @@ absl::Status Manager::run(std::stop_token stop) {
       cv.wait(wait_lock, group.get_token(), [] { return false; });
       const bool stopped = stopGroup(NeedLeaderElection::kYes);
       {
-        std::lock_guard guard(mu_);
+        std::scoped_lock guard(mu_);
         election.work_stopped = stopped;
       }
       election.stop.request_stop();
@@ -271,7 +271,7 @@ absl::Status Manager::run(std::stop_token stop) {
                                                        clock_, logger_);
     election_thread_ = std::jthread([this, &election] {
       absl::Status status = election.elector->run(election.stop.get_token());
-      std::lock_guard guard(mu_);
+      std::scoped_lock guard(mu_);
       election.result = std::move(status);
       election.done = true;
       returned_cv_.notify_all();
@@ -314,7 +314,7 @@ absl::Status Manager::run(std::stop_token stop) {
   if (diagnostics_) {
     diagnostics_->stop();
   }
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   if (!first_error_.ok()) {
     return first_error_;
   }

@@ -102,7 +102,7 @@ uint64_t Histogram::bucketCount(size_t i) const {
 
 template <class T> T& Family<T>::withLabels(const std::vector<std::string>& values) {
   assert(values.size() == label_names_.size());
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   auto& child = children_[values];
   if (!child) {
     if constexpr (std::is_same_v<T, Histogram>) {
@@ -115,14 +115,14 @@ template <class T> T& Family<T>::withLabels(const std::vector<std::string>& valu
 }
 
 template <class T> void Family<T>::remove(const std::vector<std::string>& values) {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   children_.erase(values);
 }
 
 template <class T>
 void Family<T>::forEach(
     const std::function<void(const std::vector<std::string>&, const T&)>& fn) const {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   for (const auto& [labels, child] : children_) {
     fn(labels, *child);
   }
@@ -134,20 +134,21 @@ template class Family<Histogram>;
 
 CounterFamily& MetricsRegistry::counter(const std::string& name, const std::string& help,
                                         std::vector<std::string> labels) {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   auto& entry = entries_[name];
   if (!entry.counter) {
     assert(!entry.gauge && !entry.histogram && !entry.collector);
     entry.type = MetricType::kCounter;
     entry.counter = std::make_unique<CounterFamily>(name, help, std::move(labels));
+  } else {
+    assert(entry.counter->labelNames() == labels || labels.empty());
   }
-  assert(entry.counter->labelNames() == labels || labels.empty());
   return *entry.counter;
 }
 
 GaugeFamily& MetricsRegistry::gauge(const std::string& name, const std::string& help,
                                     std::vector<std::string> labels) {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   auto& entry = entries_[name];
   if (!entry.gauge) {
     assert(!entry.counter && !entry.histogram && !entry.collector);
@@ -160,7 +161,7 @@ GaugeFamily& MetricsRegistry::gauge(const std::string& name, const std::string& 
 HistogramFamily& MetricsRegistry::histogram(const std::string& name, const std::string& help,
                                             std::vector<std::string> labels,
                                             std::vector<double> bounds) {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   auto& entry = entries_[name];
   if (!entry.histogram) {
     assert(!entry.counter && !entry.gauge && !entry.collector);
@@ -173,7 +174,7 @@ HistogramFamily& MetricsRegistry::histogram(const std::string& name, const std::
 
 void MetricsRegistry::gaugeFunc(const std::string& name, const std::string& help,
                                 std::vector<std::string> labels, GaugeCollector collect) {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   auto& entry = entries_[name];
   assert(!entry.counter && !entry.gauge && !entry.histogram);
   entry.type = MetricType::kGauge;
@@ -183,7 +184,7 @@ void MetricsRegistry::gaugeFunc(const std::string& name, const std::string& help
 }
 
 std::string MetricsRegistry::render() const {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   std::string out;
   for (const auto& [name, entry] : entries_) {
     std::string help = entry.counter     ? entry.counter->help()
@@ -231,7 +232,7 @@ std::string MetricsRegistry::render() const {
 }
 
 std::vector<MetricDescription> MetricsRegistry::describe() const {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   std::vector<MetricDescription> out;
   out.reserve(entries_.size());
   for (const auto& [name, entry] : entries_) {

@@ -14,6 +14,7 @@ Json mergeDiff(const Json& original, const Json& modified) {
   }
   for (const auto& [key, value] : modified.items()) {
     auto it = original.find(key);
+    // NOLINTNEXTLINE(bugprone-branch-clone): a new key and a changed one both take the value.
     if (it == original.end()) {
       patch[key] = value;
     } else if (it->is_object() && value.is_object()) {

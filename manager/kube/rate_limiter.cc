@@ -9,7 +9,7 @@ TokenBucket::TokenBucket(double qps, int burst, Clock& clock)
     : qps_(qps), burst_(std::max(1, burst)), clock_(clock), tokens_(burst_), last_(clock.now()) {}
 
 Duration TokenBucket::reserve() {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   SteadyTime now = clock_.now();
   double elapsed = std::chrono::duration<double>(now - last_).count();
   if (elapsed > 0) {
@@ -37,7 +37,7 @@ ItemExponentialFailureRateLimiter::ItemExponentialFailureRateLimiter(Duration ba
     : base_(base), max_delay_(max_delay) {}
 
 Duration ItemExponentialFailureRateLimiter::when(const ObjectKey& item) {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   int exponent = failures_[item]++;
   // Compute in floating point: 2^exponent overflows integers long before
   // the cap matters.
@@ -49,12 +49,12 @@ Duration ItemExponentialFailureRateLimiter::when(const ObjectKey& item) {
 }
 
 void ItemExponentialFailureRateLimiter::forget(const ObjectKey& item) {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   failures_.erase(item);
 }
 
 int ItemExponentialFailureRateLimiter::numRequeues(const ObjectKey& item) {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   auto it = failures_.find(item);
   return it == failures_.end() ? 0 : it->second;
 }

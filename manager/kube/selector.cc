@@ -336,6 +336,7 @@ bool FieldSelector::matches(const Json& object) const {
 
 std::string FieldSelector::str() const {
   std::vector<std::string> parts;
+  parts.reserve(requirements_.size());
   for (const auto& requirement : requirements_) {
     parts.push_back(
         absl::StrCat(requirement.field, requirement.equals ? "=" : "!=", requirement.value));

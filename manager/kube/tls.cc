@@ -43,7 +43,7 @@ absl::Status setCipherSuites(SSL_CTX* ctx, const std::vector<std::string>& names
       // Go names the ChaCha20 suites without the _SHA256 suffix.
       if (standard == want || standard == want + "_SHA256") {
         if (!list.empty()) {
-          list += ":";
+          list += ':';
         }
         list += SSL_CIPHER_get_name(c);
         found = true;
@@ -79,7 +79,7 @@ absl::Status setCurvePreferences(SSL_CTX* ctx, const std::vector<int>& ids) {
           id));
     }
     if (!list.empty()) {
-      list += ":";
+      list += ':';
     }
     list += group->second;
   }

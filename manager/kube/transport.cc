@@ -297,7 +297,7 @@ public:
 
   absl::Status setClientCertificate(const std::string& cert_pem,
                                     const std::string& key_pem) override {
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     if (tls_.client_cert_pem == cert_pem && tls_.client_key_pem == key_pem) {
       return absl::OkStatus();
     }
@@ -325,7 +325,7 @@ private:
     std::shared_ptr<ssl::context> ctx;
     uint64_t generation = 0;
     {
-      std::lock_guard lock(mu_);
+      std::scoped_lock lock(mu_);
       while (!idle_.empty()) {
         auto conn = std::move(idle_.back());
         idle_.pop_back();
@@ -371,7 +371,7 @@ private:
   }
 
   void release(std::unique_ptr<Connection> conn) {
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     if (conn->generation == generation_ && idle_.size() < options_.max_idle_connections) {
       idle_.push_back(std::move(conn));
     }

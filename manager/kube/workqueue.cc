@@ -88,12 +88,12 @@ void WorkQueue::addLocked(const ObjectKey& item) {
 }
 
 void WorkQueue::add(const ObjectKey& item) {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   addLocked(item);
 }
 
 void WorkQueue::addAfter(const ObjectKey& item, Duration delay) {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   if (shutting_down_) {
     return;
   }
@@ -150,7 +150,7 @@ std::optional<ObjectKey> WorkQueue::get() {
 }
 
 void WorkQueue::done(const ObjectKey& item) {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   auto it = processing_.find(item);
   if (it == processing_.end()) {
     return;
@@ -172,7 +172,7 @@ void WorkQueue::done(const ObjectKey& item) {
 }
 
 void WorkQueue::shutDown() {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   shutting_down_ = true;
   cv_.notify_all();
   delay_cv_.notify_all();
@@ -188,22 +188,22 @@ void WorkQueue::shutDownWithDrain() {
 }
 
 bool WorkQueue::shuttingDown() const {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   return shutting_down_;
 }
 
 size_t WorkQueue::len() const {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   return queue_.size();
 }
 
 size_t WorkQueue::waiting() const {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   return delayed_ready_.size();
 }
 
 void WorkQueue::promoteDue() {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   SteadyTime now = clock_.now();
   while (!delayed_.empty() && delayed_.top().ready <= now) {
     Delayed next = delayed_.top();

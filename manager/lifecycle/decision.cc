@@ -97,7 +97,8 @@ bool heldByBackoff(Decision& d, const DecisionInput& in, Operation op) {
 Decision decideRestore(const DecisionInput& in) {
   Decision d;
   d.trigger = Trigger::kRestore;
-  const auto serial = parseSerial(*in.restore_request);
+  const auto serial =
+      in.restore_request ? parseSerial(*in.restore_request) : std::optional<std::int64_t>();
   if (!serial || std::find(in.backup_serials.begin(), in.backup_serials.end(), *serial) ==
                      in.backup_serials.end()) {
     hold(d, Hold::kRestoreBackupNotFound, std::nullopt);
@@ -117,7 +118,8 @@ Decision decideRestore(const DecisionInput& in) {
     bool newer_exists = false;
     const auto done = finishedAt(newest);
     for (const JobRecord& job : in.jobs) {
-      if (&job != newest && done && finishedAt(&job) && *finishedAt(&job) > *done) {
+      const auto at = finishedAt(&job);
+      if (&job != newest && done && at && *at > *done) {
         newer_exists = true;
       }
     }
@@ -133,7 +135,7 @@ Decision decideRestore(const DecisionInput& in) {
     return d;
   }
   runJob(d, in, Operation::kRestore, "", strCat("serial=", *serial));
-  d.job.restore_serial = *serial;
+  d.job.restore_serial = serial;
   return d;
 }
 

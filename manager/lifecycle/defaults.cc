@@ -205,10 +205,10 @@ resolveSchedule(const api::TerraformMachineSpec& spec,
     if (spec.remediation->unhealthy_threshold && *spec.remediation->unhealthy_threshold > 0) {
       out.unhealthy_threshold = *spec.remediation->unhealthy_threshold;
     }
-  }
-  if (out.annotate_machine) {
-    out.health_check_interval = positiveSeconds(spec.remediation->health_check_interval_seconds)
-                                    .value_or(kDefaultHealthCheckInterval);
+    if (out.annotate_machine) {
+      out.health_check_interval = positiveSeconds(spec.remediation->health_check_interval_seconds)
+                                      .value_or(kDefaultHealthCheckInterval);
+    }
   }
   out.health_samples_disabled = !out.drift_interval.has_value() && !out.annotate_machine;
   return out;

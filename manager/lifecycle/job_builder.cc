@@ -238,7 +238,7 @@ std::vector<std::string> runnerArgs(const JobBuildRequest& r) {
     args.push_back(strCat("--force-unlock=", r.force_unlock_id));
   }
   if (r.options.guard_deletes) {
-    args.push_back("--guard-deletes");
+    args.emplace_back("--guard-deletes");
     args.push_back(strCat("--inputs-hash=", r.inputs_hash));
     if (!r.options.allow_deletes_hash.empty()) {
       args.push_back(strCat("--allow-deletes-hash=", r.options.allow_deletes_hash));

@@ -32,7 +32,7 @@ std::string metadataValue(const grpc::ServerContext& context, std::string_view k
   if (found == metadata.end()) {
     return "";
   }
-  return std::string(found->second.data(), found->second.size());
+  return {found->second.data(), found->second.size()};
 }
 
 // A finished Job (or one being deleted) takes no more reports.
@@ -80,10 +80,10 @@ public:
                       pb::ReportResponse* response) override {
     auto job = authenticate(*context);
     if (!job.ok()) {
-      return grpc::Status(job.status().code() == absl::StatusCode::kUnauthenticated
-                              ? grpc::StatusCode::UNAUTHENTICATED
-                              : grpc::StatusCode::PERMISSION_DENIED,
-                          std::string(job.status().message()));
+      return {job.status().code() == absl::StatusCode::kUnauthenticated
+                  ? grpc::StatusCode::UNAUTHENTICATED
+                  : grpc::StatusCode::PERMISSION_DENIED,
+              std::string(job.status().message())};
     }
     std::vector<pb::ReportRequest> batch;
     pb::ReportRequest event;
@@ -169,7 +169,7 @@ absl::Status ReportServer::listen() {
   tls.watch_identity_key_cert_pairs();
   tls.set_cert_request_type(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
   std::string address = options_.bind_address;
-  if (address.starts_with(":")) {
+  if (address.starts_with(':')) {
     address = "0.0.0.0" + address;
   }
   grpc::ServerBuilder builder;

@@ -29,7 +29,7 @@ std::string seconds(const google::protobuf::Duration& d) {
 json regardingOf(const json& job) {
   const auto owner = kube::meta::controllerOf(job);
   if (!owner) {
-    return json();
+    return {};
   }
   return {{"apiVersion", owner->api_version},
           {"kind", owner->kind},
@@ -68,7 +68,7 @@ std::uint64_t RunReports::ingest(const json& job, const std::vector<pb::ReportRe
   std::vector<const pb::ReportRequest*> fresh;
   Run snapshot;
   {
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     Run& run = runOf(uid);
     for (const pb::ReportRequest& event : events) {
       if (event.sequence() <= run.sequence) {
@@ -160,7 +160,7 @@ void RunReports::post(const json& job, const Run& run, const pb::ReportRequest& 
 }
 
 ReportedTail RunReports::tail(const std::string& job_uid) const {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   ReportedTail tail;
   const auto found = runs_.find(job_uid);
   if (found == runs_.end()) {
@@ -173,14 +173,14 @@ ReportedTail RunReports::tail(const std::string& job_uid) const {
 }
 
 void RunReports::forget(const std::string& job_uid) {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   if (runs_.erase(job_uid) > 0) {
     order_.remove(job_uid);
   }
 }
 
 std::size_t RunReports::trackedRuns() const {
-  std::lock_guard lock(mu_);
+  std::scoped_lock lock(mu_);
   return runs_.size();
 }
 

@@ -106,7 +106,7 @@ std::string backendLabelsHcl(const ObjectRef& ref) {
     first = false;
     out += strCat("\"", key, "\" = \"", value, "\"");
   }
-  out += "}";
+  out += '}';
   return out;
 }
 

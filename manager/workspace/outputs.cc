@@ -145,7 +145,7 @@ template <class Outputs> void finish(Outputs& outputs, const Common& common) {
 // The provider_id output of a machine or a pool (a string): unset, with the
 // error recorded, when it is longer than a providerID may be.
 std::optional<std::string> decodeProviderId(const json& provider_id, Common& common) {
-  const std::string& id = provider_id.get_ref<const std::string&>();
+  const auto& id = provider_id.get_ref<const std::string&>();
   if (id.size() > kMaxProviderId) {
     common.errors.push_back(strCat(out::kProviderId, ": longer than ", kMaxProviderId));
     return std::nullopt;
@@ -337,7 +337,7 @@ endpointInput(EndpointSource source, const std::optional<api::ApiEndpoint>& clus
     return std::nullopt;
   }
   for (const auto* endpoint : {&cluster_endpoint, &object_endpoint}) {
-    if (validEndpoint(*endpoint)) {
+    if (endpoint->has_value() && validEndpoint(*endpoint)) {
       return contract::Endpoint{(*endpoint)->host, (*endpoint)->port};
     }
   }
@@ -355,7 +355,7 @@ std::optional<EndpointWriteBack>
 decideEndpointWriteBack(EndpointSource source, const ClusterOutputs& outputs,
                         const std::optional<api::ApiEndpoint>& object_endpoint,
                         bool rendered_input_was_null) {
-  if (!outputsUsable(outputs.verdict) || !validEndpoint(outputs.endpoint) ||
+  if (!outputsUsable(outputs.verdict) || !outputs.endpoint || !validEndpoint(outputs.endpoint) ||
       !rendered_input_was_null || (object_endpoint && !object_endpoint->host.empty()) ||
       source == EndpointSource::kUser) {
     return std::nullopt;
@@ -393,7 +393,7 @@ MachineOutputs decodeMachineOutputs(const json& state_outputs,
                                       std::string(out::kAddresses), common.errors);
   const json& failure_domain = valueOf(common.values, out::kFailureDomain);
   if (failure_domain.is_string()) {
-    const std::string& name = failure_domain.get_ref<const std::string&>();
+    const auto& name = failure_domain.get_ref<const std::string&>();
     if (!lengthWithin(name, kMaxName)) {
       common.errors.push_back(strCat(out::kFailureDomain, ": must be 1-", kMaxName, " characters"));
     } else {
@@ -458,7 +458,7 @@ MachinePoolOutputs decodeMachinePoolOutputs(const json& state_outputs) {
       if (!list[i].is_string()) {
         continue;
       }
-      const std::string& id = list[i].get_ref<const std::string&>();
+      const auto& id = list[i].get_ref<const std::string&>();
       if (!lengthWithin(id, kMaxProviderId)) {
         common.errors.push_back(
             strCat(out::kProviderIdList, "[", i, "]: must be 1-", kMaxProviderId, " characters"));

@@ -456,7 +456,7 @@ public:
   std::string url() const { return "https://127.0.0.1:" + std::to_string(port_) + "/repo.git"; }
   // The requests read after a completed handshake, headers only.
   std::vector<std::string> requests() {
-    std::lock_guard lock(mutex_);
+    std::scoped_lock lock(mutex_);
     return requests_;
   }
 
@@ -484,7 +484,7 @@ private:
           request.append(buffer.data(), static_cast<std::size_t>(n));
         }
         if (!request.empty()) {
-          std::lock_guard lock(mutex_);
+          std::scoped_lock lock(mutex_);
           requests_.push_back(request);
         }
         SSL_write(ssl, response_.data(), static_cast<int>(response_.size()));

@@ -176,6 +176,7 @@ TEST(PlanTest, SummaryCountsLikeTerraform) {
 
 TEST(PlanTest, SummaryTruncatesAtTheLimit) {
   std::vector<PlannedChange> many;
+  many.reserve(60);
   for (int i = 0; i < 60; ++i) {
     many.push_back(
         {.address = "null_resource.r[" + std::to_string(100 + i) + "]", .actions = {"create"}});

@@ -447,7 +447,9 @@ TEST_F(SchemasTest, BuilderOutputValidatesAgainstTheInputSchemas) {
   ClusterInputs cluster{.common = common()};
   MachineInputs machine{.common = common(),
                         .machine_name = "m-1",
-                        .bootstrap = {.value = std::string("\x1f\x8b\x08\x00binary", 10),
+                        .bootstrap = {.value = std::string("\x1f\x8b\x08\x00"
+                                                           "binary",
+                                                           10),
                                       .format = BootstrapFormat::kIgnition}};
   MachinePoolInputs pool{.common = common(), .machinepool_name = "mp-1", .replicas = 2};
   ClusterInputs full_cluster{.common = common(),

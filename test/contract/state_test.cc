@@ -70,6 +70,7 @@ struct ChunkSetCase {
   std::string message;
 };
 
+// NOLINTNEXTLINE(readability-identifier-naming): gtest finds its printer by this name.
 void PrintTo(const ChunkSetCase& c, std::ostream* os) {
   *os << c.message;
 }

@@ -43,7 +43,7 @@ std::vector<std::string> backticked(const std::string& cell) {
 }
 
 std::string asFolder(std::string path) {
-  if (path.ends_with(".cc") || path.ends_with(".h") || path.ends_with("/")) {
+  if (path.ends_with(".cc") || path.ends_with(".h") || path.ends_with('/')) {
     return path;
   }
   return path + "/";
@@ -92,7 +92,7 @@ std::string moduleOf(const Layering& layering, std::string path) {
   }
   std::string best;
   for (const auto& [folder, deps] : layering.allowed) {
-    if ((path == folder || (folder.ends_with("/") && path.starts_with(folder))) &&
+    if ((path == folder || (folder.ends_with('/') && path.starts_with(folder))) &&
         folder.size() > best.size()) {
       best = folder;
     }

@@ -679,12 +679,14 @@ absl::StatusOr<std::string> metricsPage() {
     const std::string stability = stabilityOf(help);
     if (!d.buckets.empty()) {
       std::vector<std::string> bounds;
+      bounds.reserve(d.buckets.size());
       for (double b : d.buckets) {
         bounds.push_back(number(b));
       }
       absl::StrAppend(&help, " Buckets: ", absl::StrJoin(bounds, ", "), ".");
     }
     std::vector<std::string> labels;
+    labels.reserve(d.labels.size());
     for (const std::string& l : d.labels) {
       labels.push_back(code(l));
     }
@@ -796,6 +798,7 @@ absl::StatusOr<std::string> eventsPage(const std::map<std::string, std::string>&
             "|\n|---|---|---|---|\n");
   for (const auto& [reason, where] : found) {
     std::vector<std::string> files;
+    files.reserve(where.files.size());
     for (const std::string& f : where.files) {
       files.push_back(code(f));
     }

@@ -108,7 +108,7 @@ void f() {
 TEST(ReferencePagesTest, EventReasonsTheCatalogueLacksFailGeneration) {
   const std::string header = readFile(sourceDir() / "manager/api/conditions.h");
   auto page = eventsPage(
-      {{"manager/x.cc", "void f() { pass.event(kube::EventType::kNormal, \"BrandNew\", \"\"); }"},
+      {{"manager/x.cc", R"(void f() { pass.event(kube::EventType::kNormal, "BrandNew", ""); })"},
        {"manager/y.cc", "void g() { pass.event(kube::EventType::kNormal, pick(), \"\"); }"}},
       header);
   ASSERT_FALSE(page.ok());

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -37,7 +38,7 @@ std::string rigCommand() {
 // A root filesystem on disk, pushed as a one-layer image.
 class Rootfs {
 public:
-  explicit Rootfs(const std::filesystem::path& dir) : dir_(dir) {
+  explicit Rootfs(std::filesystem::path dir) : dir_(std::move(dir)) {
     std::filesystem::create_directories(dir_);
   }
   Rootfs& file(const std::string& rel, std::string_view content, mode_t mode = 0644) {
@@ -117,7 +118,7 @@ protected:
     std::vector<std::string> argv = {rigCommand(), "image", "push",   "--rootfs", fs.path(),
                                      "--ref",      ref,     "--user", user};
     for (const std::string& l : labels) {
-      argv.push_back("--label");
+      argv.emplace_back("--label");
       argv.push_back(l);
     }
     argv.insert(argv.end(), flags.begin(), flags.end());

@@ -37,7 +37,7 @@ TEST(AlertsTest, EveryAlertLinksItsRunbookPage) {
   const std::vector<YAML::Node> rules = alertRules();
   ASSERT_EQ(rules.size(), 11U);
   for (const YAML::Node& rule : rules) {
-    const std::string alert = rule["alert"].as<std::string>();
+    const auto alert = rule["alert"].as<std::string>();
     SCOPED_TRACE(alert);
     const YAML::Node annotations = rule["annotations"];
     ASSERT_TRUE(annotations["runbook_url"]);
@@ -65,7 +65,7 @@ TEST(AlertsTest, EveryAlertHasAFiringAndAQuietUnitTest) {
   }
   for (const YAML::Node& test : tests["tests"]) {
     for (const YAML::Node& c : test["alert_rule_test"]) {
-      const std::string alert = c["alertname"].as<std::string>();
+      const auto alert = c["alertname"].as<std::string>();
       ASSERT_TRUE(cases.contains(alert)) << "rules_test.yaml names unknown alert " << alert;
       if (c["exp_alerts"].size() > 0) {
         ++cases[alert].first;
@@ -87,8 +87,8 @@ TEST(AlertsTest, EveryAlertNamesAnExportedMetric) {
   const std::regex metric(R"(\b((?:captf|controller_runtime)_[a-z_]+))");
   std::set<std::string> alerts;
   for (const YAML::Node& rule : alertRules()) {
-    const std::string alert = rule["alert"].as<std::string>();
-    const std::string expr = rule["expr"].as<std::string>();
+    const auto alert = rule["alert"].as<std::string>();
+    const auto expr = rule["expr"].as<std::string>();
     alerts.insert(alert);
     EXPECT_TRUE(rule["labels"]["severity"]) << alert;
     int names = 0;

@@ -67,7 +67,7 @@ protected:
     std::vector<std::string> argv = {"curl", "-sk",         "-o", dir_ + "/scrape.txt",
                                      "-w",   "%{http_code}"};
     if (!token.empty()) {
-      argv.push_back("-H");
+      argv.emplace_back("-H");
       argv.push_back("Authorization: Bearer " + token);
     }
     argv.push_back(metricsUrl());

@@ -304,7 +304,7 @@ TEST_F(InstallTest, ZClusterctlMoveToASecondControlPlaneAdoptsWithoutReapplying)
   const auto before = moved_secrets(source);
   size_t states = 0;
   for (const auto& [name, data] : before) {
-    states += name.rfind("tfstate-", 0) == 0 ? 1U : 0U;
+    states += name.starts_with("tfstate-") ? 1U : 0U;
   }
   ASSERT_EQ(states, 4U) << "the cluster's and the three machines' state Secrets";
   // The credentials an operator restores on the target (the identity's
@@ -350,7 +350,7 @@ TEST_F(InstallTest, ZClusterctlMoveToASecondControlPlaneAdoptsWithoutReapplying)
   }
   const auto after = moved_secrets(target);
   for (const auto& [name, data] : before) {
-    if (name.rfind("tfstate-", 0) == 0) {
+    if (name.starts_with("tfstate-")) {
       ASSERT_TRUE(after.contains(name)) << name;
       EXPECT_EQ(after.at(name), data) << name << " changed on the target";
     }

@@ -35,7 +35,7 @@ protected:
     ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
     dir_ = new std::string(pattern);
     configured_ = new rig::CommandResult(rig::run(
-        {"bash", "-c", "cd \"$0\" && cmake --preset release-static -B \"$1\"", source, *dir_}));
+        {"bash", "-c", R"(cd "$0" && cmake --preset release-static -B "$1")", source, *dir_}));
   }
 
   static void TearDownTestSuite() {

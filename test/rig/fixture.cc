@@ -46,7 +46,7 @@ std::map<std::string, std::string> readEnvFile(const std::string& path) {
   std::string line;
   while (std::getline(in, line)) {
     constexpr std::string_view kPrefix = "export ";
-    if (line.rfind(kPrefix, 0) != 0) {
+    if (!line.starts_with(kPrefix)) {
       continue;
     }
     auto eq = line.find('=');
@@ -366,7 +366,7 @@ std::string podLog(const Env& env, const std::string& ns, const std::string& pod
   const std::string prefix = std::string(ns).append("_").append(pod).append("_");
   for (const auto& entry : std::filesystem::directory_iterator(env.dir + "/pods", ec)) {
     const std::string name = entry.path().filename().string();
-    if (name.rfind(prefix, 0) == 0) {
+    if (name.starts_with(prefix)) {
       std::ifstream in(entry.path() / "logs" / (container + ".log"));
       std::stringstream ss;
       ss << in.rdbuf();

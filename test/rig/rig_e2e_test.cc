@@ -147,7 +147,7 @@ TEST_F(RigE2eTest, PodsAreBoundOnlyWhileTheirRequestsFitTheNode) {
   EXPECT_EQ(get({"get", "node", "rig-node", "-o", "jsonpath={.status.allocatable.cpu}"}), "2");
   const std::string hello =
       pushImage(*env_, rootfs("hello", {{CAPTF_RIG_HELLO, "/hello"}}), "rig/hello", "v1");
-  apply("{\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": {\"name\": \"e2e-fit\"}}");
+  apply(R"({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "e2e-fit"}})");
   // Pods need the namespace's default ServiceAccount (the controller adds it).
   bool has_sa = false;
   for (int i = 0; i < 300 && !has_sa; ++i) {
@@ -251,6 +251,7 @@ spec:
   ASSERT_EQ(r.exit_code, 0) << r.output << get({"-n", "e2e-net", "get", "pods", "-o", "yaml"});
   const std::string ips = get(
       {"-n", "e2e-net", "get", "pods", "-l", "app=hello", "-o",
+       // NOLINTNEXTLINE(bugprone-suspicious-missing-comma): one argument, split over lines.
        "jsonpath={range .items[*]}{.status.podIP}{\" \"}{.status.conditions[?(@.type==\"Ready\")]."
        "status}{\"\\n\"}{end}"});
   std::vector<std::string> pod_ips;

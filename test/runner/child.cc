@@ -33,10 +33,13 @@
 
 namespace {
 
+// NOLINTBEGIN(cppcoreguidelines-avoid-non-const-global-variables): the signal
+// handler's flag and the options it reads.
 volatile sig_atomic_t got_term = 0;
 int trap_code = 143;
 double trap_delay = 0;
 std::string pidfile;
+// NOLINTEND(cppcoreguidelines-avoid-non-const-global-variables)
 
 void onTerm(int) {
   got_term = 1;
@@ -62,6 +65,7 @@ void checkTerm() {
 
 void sleepFor(double seconds) {
   const double step = 0.02;
+  // NOLINTNEXTLINE(bugprone-float-loop-counter): sleeps in 20 ms steps up to `seconds`.
   for (double slept = 0; slept < seconds; slept += step) {
     checkTerm();
     napFor(step);

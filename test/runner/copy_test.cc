@@ -1,3 +1,4 @@
+#include <cstddef>
 #include <filesystem>
 
 #include <gmock/gmock.h>
@@ -26,7 +27,7 @@ std::vector<std::string> entries(const std::string& dir) {
 TEST(CopyTest, CopiesAtomicallyWithMode0755WhateverTheUmask) {
   TempDir dir;
   const std::string source = dir / "source";
-  std::string payload(3 * 1024 * 1024, '\0');
+  std::string payload(std::size_t{3} * 1024 * 1024, '\0');
   for (std::size_t i = 0; i < payload.size(); ++i) {
     payload[i] = static_cast<char>(i * 131 % 251);
   }

@@ -141,6 +141,7 @@ struct UsageCase {
   std::string message;
 };
 
+// NOLINTNEXTLINE(readability-identifier-naming): gtest finds its printer by this name.
 void PrintTo(const UsageCase& c, std::ostream* os) {
   *os << c.message;
 }

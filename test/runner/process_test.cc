@@ -164,7 +164,7 @@ TEST(ProcessTest, NothingTheChildStartedOutlivesIt) {
   EXPECT_THAT(sink.out, HasSubstr("bye"));
   const std::string grandchild = readText(pidfile + ".grandchild");
   ASSERT_FALSE(grandchild.empty());
-  const pid_t pid = static_cast<pid_t>(std::stol(grandchild));
+  const auto pid = static_cast<pid_t>(std::stol(grandchild));
   for (int i = 0; i < 100 && !gone(pid); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }

@@ -108,6 +108,7 @@ absl::StatusOr<ProcessResult> FakeProcessRunner::run(const ProcessSpec& spec, Ou
 
 std::vector<std::string> FakeProcessRunner::commands() const {
   std::vector<std::string> out;
+  out.reserve(calls_.size());
   for (const ProcessSpec& spec : calls_) {
     out.push_back(commandOf(spec));
   }
@@ -133,8 +134,7 @@ std::string RecordingLogWriter::all() const {
 }
 
 CapturedLog::CapturedLog()
-    : log(std::make_shared<spdlog::logger>(
-              "test", std::make_shared<spdlog::sinks::ostream_sink_st>(stream)),
+    : log(makeLogger(LogFormat::kText, std::make_shared<spdlog::sinks::ostream_sink_st>(stream)),
           LogFormat::kText, 9) {}
 
 } // namespace captf::runner::testing

@@ -28,7 +28,7 @@ ClusterInfo cluster(bool paused) {
                      ObjectRef{"infrastructure.cluster.x-k8s.io", "TerraformCluster", "prod"}};
 }
 
-const char* kRefused =
+const char* const kRefused =
     "metadata.ownerReferences: Forbidden: TerraformMachine is owned by Machine "
     "\"prod-md-0-xyz\", which is not being deleted: delete the Machine instead; Cluster API "
     "deletes this object once the instance is gone";

@@ -11,11 +11,13 @@
 
 #include "manager/api/codec.h"
 #include "manager/api/keys.h"
+#include "test/manager/api/yaml_json.h"
 #include "webhooks/admission.h"
 
 namespace captf::webhooks {
 namespace {
 
+using captf::api::testing::yamlToJson;
 using nlohmann::json;
 
 const std::string kNoSecretsUser = "captf-test-no-secrets";
@@ -23,46 +25,6 @@ const std::string kNoSecretsUser = "captf-test-no-secrets";
 std::string manifestDir() {
   const char* dir = std::getenv("CAPTF_SOURCE_DIR");
   return std::string(dir != nullptr ? dir : ".") + "/test/webhooks/manifests/";
-}
-
-json yamlToJson(const YAML::Node& n) {
-  switch (n.Type()) {
-  case YAML::NodeType::Map: {
-    json out = json::object();
-    for (const auto& kv : n) {
-      out[kv.first.as<std::string>()] = yamlToJson(kv.second);
-    }
-    return out;
-  }
-  case YAML::NodeType::Sequence: {
-    json out = json::array();
-    for (const auto& item : n) {
-      out.push_back(yamlToJson(item));
-    }
-    return out;
-  }
-  case YAML::NodeType::Scalar: {
-    const std::string& s = n.Scalar();
-    if (n.Tag() == "!") {
-      return s;
-    }
-    if (s == "true" || s == "false") {
-      return s == "true";
-    }
-    if (!s.empty() &&
-        std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); })) {
-      return std::stoll(s);
-    }
-    if (s == "null" || s == "~") {
-      return nullptr;
-    }
-    return s;
-  }
-  case YAML::NodeType::Null:
-  case YAML::NodeType::Undefined:
-    break;
-  }
-  return nullptr;
 }
 
 std::vector<json> loadManifest(const std::string& file) {
@@ -210,7 +172,7 @@ private:
   void substituteUids(json& v) {
     if (v.is_string()) {
       const std::string s = v.get<std::string>();
-      if (s.starts_with("${UID:") && s.ends_with("}")) {
+      if (s.starts_with("${UID:") && s.ends_with('}')) {
         const std::string ref = s.substr(6, s.size() - 7);
         const std::string kind = ref.substr(0, ref.find('/'));
         const std::string name = ref.substr(ref.find('/') + 1);

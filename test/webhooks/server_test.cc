@@ -87,7 +87,7 @@ protected:
   }
 
   HttpsClient client(bool max_tls12 = false) const {
-    return HttpsClient("127.0.0.1", server_->port(), ca_.cert_pem, max_tls12);
+    return {"127.0.0.1", server_->port(), ca_.cert_pem, max_tls12};
   }
 
   std::filesystem::path dir_;
@@ -147,7 +147,7 @@ public:
     cv_.wait(lock, [this] { return started_; });
   }
   void release() {
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     released_ = true;
     cv_.notify_all();
   }

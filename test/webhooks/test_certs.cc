@@ -39,7 +39,7 @@ Key newKey() {
 std::string bioString(BIO* bio) {
   char* data = nullptr;
   const long n = BIO_get_mem_data(bio, &data);
-  return std::string(data, static_cast<size_t>(n));
+  return {data, static_cast<size_t>(n)};
 }
 
 std::string keyPem(EVP_PKEY* key) {

@@ -110,7 +110,7 @@ TEST(ValidatorsTest, SourceGit) {
             "\"http\" is not supported (https or ssh)",
             "spec.source.git.ref.branch: Invalid value: \"a..b\": branch name has \"..\" or "
             "\"@{\"",
-            "spec.source.git.path: Invalid value: \"../etc\": path has a \"..\" component",
+            R"(spec.source.git.path: Invalid value: "../etc": path has a ".." component)",
             "spec.source.git.runtimeImage: Invalid value: \"r.example.com/runtime\": must name a "
             "tag (:v1.2.3) or a digest (@sha256:...): the tag or digest is the module version"}},
           {"two refs",

@@ -170,7 +170,7 @@ std::vector<Scenario> loadScenarios() {
   std::vector<Scenario> out;
   const YAML::Node doc = YAML::LoadFile(manifestDir() + "cases.yaml");
   for (const YAML::Node& c : doc["cases"]) {
-    const std::string name = c["name"].as<std::string>();
+    const auto name = c["name"].as<std::string>();
     addScenarios(name, c["accepted"], true, out);
     addScenarios(name, c["rejected"], false, out);
   }
@@ -192,6 +192,7 @@ struct Installation {
   std::unique_ptr<WebhookServer> server;
 };
 
+// NOLINTNEXTLINE(cppcoreguidelines-avoid-non-const-global-variables): gtest suite state.
 Installation* installation = nullptr;
 
 void must(const CommandResult& r, const std::string& what) {
@@ -286,11 +287,13 @@ void install() {
 void cleanUp(const rig::Env& env) {
   rig::kubectl(env, {"delete", "machines.cluster.x-k8s.io,clusters.cluster.x-k8s.io", "--all", "-n",
                      kNamespace, "--wait=true"});
-  rig::kubectl(env, {"delete",
-                     "terraformmachines,terraformclusters,terraformmachinepools,"
-                     "terraformclustertemplates,terraformmachinetemplates,"
-                     "terraformmachinepooltemplates",
-                     "--all", "-n", kNamespace, "--wait=true"});
+  rig::kubectl(
+      env, {"delete",
+            // NOLINTNEXTLINE(bugprone-suspicious-missing-comma): one argument, split over lines.
+            "terraformmachines,terraformclusters,terraformmachinepools,"
+            "terraformclustertemplates,terraformmachinetemplates,"
+            "terraformmachinepooltemplates",
+            "--all", "-n", kNamespace, "--wait=true"});
   rig::kubectl(env, {"delete", "terraformclusteridentities", "--all", "--wait=true"});
 }
 
@@ -320,7 +323,7 @@ CommandResult runStep(const rig::Env& env, const Step& step) {
   }
   std::vector<std::string> args = {"delete", step.delete_kind, step.delete_name, "--wait=true"};
   if (!step.delete_namespace.empty()) {
-    args.push_back("-n");
+    args.emplace_back("-n");
     args.push_back(step.delete_namespace);
   }
   return rig::kubectl(env, args);
@@ -432,7 +435,7 @@ TEST_F(WebhookServerIntegrationTest, CertificateRotationUnderLoadFailsNoAdmissio
   std::mutex failure_mu;
   std::string first_failure;
   auto record_failure = [&](const std::string& what) {
-    std::lock_guard lock(failure_mu);
+    std::scoped_lock lock(failure_mu);
     if (first_failure.empty()) {
       first_failure = what;
     }
@@ -440,6 +443,7 @@ TEST_F(WebhookServerIntegrationTest, CertificateRotationUnderLoadFailsNoAdmissio
   const long new_serial = 2;
 
   std::vector<std::jthread> workers;
+  workers.reserve(16);
   for (int w = 0; w < 16; ++w) {
     workers.emplace_back([&, w] {
       int n = 0;

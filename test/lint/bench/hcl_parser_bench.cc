@@ -28,7 +28,7 @@ std::string repeated(std::initializer_list<const char*> fixtures, std::size_t ta
   std::string unit;
   for (const char* f : fixtures) {
     unit += readFixture(f);
-    unit += "\n";
+    unit += '\n';
   }
   std::string out;
   while (out.size() < target) {
@@ -37,7 +37,7 @@ std::string repeated(std::initializer_list<const char*> fixtures, std::size_t ta
   return out;
 }
 
-void BM_ParseNative(benchmark::State& state) {
+void bmParseNative(benchmark::State& state) {
   const std::string src = repeated({"cluster-aws/main.tf", "cluster-aws/outputs.tf",
                                     "machinepool-aws/main.tf", "machine-gcp/main.tofu"},
                                    1u << 20);
@@ -52,14 +52,14 @@ void BM_ParseNative(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
                           static_cast<int64_t>(src.size()));
 }
-BENCHMARK(BM_ParseNative)->Unit(benchmark::kMillisecond);
+BENCHMARK(bmParseNative)->Unit(benchmark::kMillisecond);
 
-void BM_ParseJson(benchmark::State& state) {
+void bmParseJson(benchmark::State& state) {
   const std::string unit = readFixture("machinepool-aws/variables.tf.json");
   std::string src = "[";
   while (src.size() < (1u << 20)) {
     src += unit;
-    src += ",";
+    src += ',';
   }
   src.back() = ']';
   for (auto _ : state) {
@@ -73,7 +73,7 @@ void BM_ParseJson(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
                           static_cast<int64_t>(src.size()));
 }
-BENCHMARK(BM_ParseJson)->Unit(benchmark::kMillisecond);
+BENCHMARK(bmParseJson)->Unit(benchmark::kMillisecond);
 
 } // namespace
 

@@ -1,4 +1,5 @@
 #include <sstream>
+#include <utility>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -39,7 +40,8 @@ protected:
 
   Result lintRef(const std::string& ref, std::vector<std::string> extra = {},
                  std::string role = "machine") {
-    std::vector<std::string> args = {"tfcapi-lint", "image", ref, "--role", role, "--json"};
+    std::vector<std::string> args = {"tfcapi-lint", "image",         ref,
+                                     "--role",      std::move(role), "--json"};
     args.insert(args.end(), extra.begin(), extra.end());
     std::ostringstream out;
     std::ostringstream err;

@@ -16,6 +16,7 @@ using testing::TempModule;
 
 std::vector<std::string> fileNames(const Module& module) {
   std::vector<std::string> out;
+  out.reserve(module.files.size());
   for (const ModuleFile* f : module.files) {
     out.push_back(f->name);
   }
@@ -24,6 +25,7 @@ std::vector<std::string> fileNames(const Module& module) {
 
 std::vector<std::string> keys(const Module& module) {
   std::vector<std::string> out;
+  out.reserve(module.declarations.size());
   for (const auto& [key, decl] : module.declarations) {
     out.push_back(key);
   }

@@ -1,3 +1,4 @@
+#include <cstddef>
 #include <fstream>
 #include <sstream>
 
@@ -141,8 +142,9 @@ TEST_F(Flatten, CapsAreEnforced) {
   EXPECT_EQ(fs.status().code(), absl::StatusCode::kResourceExhausted);
   // ...and every entry costs 512 bytes of the kept budget.
   limits.max_scanned_bytes = 1u << 30;
-  limits.max_kept_bytes = 512 * 9;
+  limits.max_kept_bytes = static_cast<uint64_t>(512 * 9);
   std::vector<TarEntry> many;
+  many.reserve(10);
   for (int i = 0; i < 10; ++i) {
     many.push_back(dir("d" + std::to_string(i) + "/"));
   }

@@ -104,7 +104,7 @@ std::string makeLayer(const std::vector<TarEntry>& entries, Compression compress
   }
   archive_write_close(a);
   archive_write_free(a);
-  return std::string(buffer.data(), used);
+  return {buffer.data(), used};
 }
 
 TempDir::TempDir() {
@@ -264,7 +264,7 @@ struct FakeRegistry::Impl {
   }
 
   http::response<http::string_body> answer(int status, std::string body,
-                                           std::string type = "application/json") {
+                                           const std::string& type = "application/json") {
     http::response<http::string_body> res{static_cast<http::status>(status), 11};
     res.set(http::field::content_type, type);
     res.body() = std::move(body);
@@ -300,7 +300,7 @@ struct FakeRegistry::Impl {
     if (path == "/token") {
       owner->token_requests_++;
       {
-        std::lock_guard lock(mu);
+        std::scoped_lock lock(mu);
         const std::size_t at = query.find("scope=");
         last_scope = at == std::string::npos
                          ? ""
@@ -321,7 +321,7 @@ struct FakeRegistry::Impl {
       auto res = answer(
           401, R"({"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]})");
       std::string challenge =
-          "Bearer realm=\"http://" + host() + "/token\",service=\"fake-registry\"";
+          "Bearer realm=\"http://" + host() + R"(/token",service="fake-registry")";
       if (path != "/v2/") {
         challenge += ",scope=\"repository:" + options.repository + ":pull\"";
       }
@@ -405,7 +405,7 @@ std::string FakeRegistry::host() const {
 }
 
 std::string FakeRegistry::lastScope() const {
-  std::lock_guard lock(impl_->mu);
+  std::scoped_lock lock(impl_->mu);
   return impl_->last_scope;
 }
 

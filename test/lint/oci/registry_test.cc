@@ -25,7 +25,7 @@ protected:
     layout.finish({image_}, {"v1"});
   }
 
-  std::unique_ptr<ImageSource> open(const FakeRegistry& registry, std::string tag = "v1",
+  std::unique_ptr<ImageSource> open(const FakeRegistry& registry, const std::string& tag = "v1",
                                     KeychainEnv keychain = {}) {
     RegistryOptions options;
     options.insecure = true;

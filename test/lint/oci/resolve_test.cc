@@ -28,6 +28,7 @@ Descriptor withPlatform(Descriptor d, std::string os, std::string arch, std::str
 
 std::vector<std::string> platforms(const Resolution& r) {
   std::vector<std::string> out;
+  out.reserve(r.images.size());
   for (const SelectedImage& i : r.images) {
     out.push_back(i.platform.str());
   }

@@ -15,10 +15,12 @@
 #include "manager/api/terraform_machine.h"
 #include "manager/api/terraform_machine_pool.h"
 #include "test/manager/api/fixtures.h"
+#include "test/manager/api/yaml_json.h"
 
 namespace captf::api {
 namespace {
 
+using captf::api::testing::yamlToJson;
 using nlohmann::json;
 
 // Checks a JSON value against a structural schema the way the API server
@@ -272,49 +274,6 @@ TEST(CrdTest, CommittedFilesEqualTheGeneratorOutput) {
             renderKustomization(allCrds()));
   EXPECT_EQ(readFile(sourceDir() + "/docs/reference/api.md"), renderApiReference(allCrds()))
       << "docs/reference/api.md is stale: run crdgen and commit the result";
-}
-
-// YAML as the API server reads it: plain scalars resolve to bool, int or
-// null; quoted scalars stay strings.
-json yamlToJson(const YAML::Node& n) {
-  switch (n.Type()) {
-  case YAML::NodeType::Map: {
-    json out = json::object();
-    for (const auto& kv : n) {
-      out[kv.first.as<std::string>()] = yamlToJson(kv.second);
-    }
-    return out;
-  }
-  case YAML::NodeType::Sequence: {
-    json out = json::array();
-    for (const auto& item : n) {
-      out.push_back(yamlToJson(item));
-    }
-    return out;
-  }
-  case YAML::NodeType::Scalar: {
-    const std::string s = n.Scalar();
-    if (n.Tag() == "!") {
-      return s;
-    }
-    if (s == "true" || s == "false") {
-      return s == "true";
-    }
-    const bool integer = !s.empty() && std::all_of(s.begin() + (s[0] == '-' ? 1 : 0), s.end(),
-                                                   [](unsigned char c) { return std::isdigit(c); });
-    if (integer && s != "-") {
-      return std::stoll(s);
-    }
-    if (s == "null" || s == "~") {
-      return nullptr;
-    }
-    return s;
-  }
-  case YAML::NodeType::Null:
-  case YAML::NodeType::Undefined:
-    break;
-  }
-  return nullptr;
 }
 
 TEST(CrdTest, YamlReadsBackAsTheSameDocument) {

@@ -239,6 +239,7 @@ protected:
     const std::string rendered = env().dir + "/cc-e2e-flavor.yaml";
     const rig::CommandResult generated = rig::run(
         {"sh", "-c",
+         // NOLINTNEXTLINE(bugprone-suspicious-missing-comma): one argument, split over lines.
          "for f in clusterclass-terraform.yaml cluster-template-clusterclass.yaml; do "
          "\"$0\" generate yaml --from \"$1/templates/$f\" && echo --- || exit 1; done >\"$2\"",
          env().clusterctl, e2e::sourceDir(), rendered},

@@ -1,7 +1,9 @@
 #include "test/manager/controllers/manager_e2e.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -53,7 +55,7 @@ json getJson(const std::vector<std::string>& args) {
   full.insert(full.end(), {"-o", "json"});
   const rig::CommandResult r = kubectl(full);
   if (r.exit_code != 0) {
-    return json();
+    return {};
   }
   json parsed = json::parse(r.output, nullptr, false);
   return parsed.is_discarded() ? json() : parsed;
@@ -99,9 +101,11 @@ int freePort() {
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
   socklen_t len = sizeof(addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    ADD_FAILURE() << "no free port: " << std::strerror(errno);
+  }
   const int port = ntohs(addr.sin_port);
   ::close(fd);
   return port;
@@ -161,7 +165,7 @@ bool ManagerProcess::running() const {
 
 std::string ManagerRig::logText() const {
   std::ifstream in(log());
-  return std::string(std::istreambuf_iterator<char>(in), {});
+  return {std::istreambuf_iterator<char>(in), {}};
 }
 
 std::string ManagerRig::processLog() const {
@@ -330,7 +334,7 @@ std::optional<double> metricValue(const std::string& exposition, const std::stri
   std::istringstream lines(exposition);
   std::string line;
   while (std::getline(lines, line)) {
-    if (line.rfind(name, 0) != 0 || line.size() <= name.size()) {
+    if (!line.starts_with(name) || line.size() <= name.size()) {
       continue;
     }
     std::map<std::string, std::string> found;
@@ -376,7 +380,7 @@ std::vector<json> items(const std::string& ns, const std::string& resource,
                         const std::string& selector) {
   std::vector<std::string> args = {"-n", ns, "get", resource};
   if (!selector.empty()) {
-    args.push_back("-l");
+    args.emplace_back("-l");
     args.push_back(selector);
   }
   const json list = getJson(args);

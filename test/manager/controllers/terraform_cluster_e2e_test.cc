@@ -813,7 +813,7 @@ public:
               {"containers", json::array({{{"name", "c"}, {"image", "probe"}}})}}}}}}}};
     EXPECT_TRUE(eventually([&] {
       kubectl({"create", "--dry-run=server", "-f", "-"}, probe.dump());
-      std::lock_guard lock(mu_);
+      std::scoped_lock lock(mu_);
       return dry_runs_ > 0;
     })) << "the hold webhook never came into force";
   }
@@ -832,7 +832,7 @@ public:
   }
   // Lets every held and later CREATE through.
   void release() {
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     released_ = true;
     cv_.notify_all();
   }

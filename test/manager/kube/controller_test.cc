@@ -17,7 +17,7 @@ const GroupVersionKind kConfigMap{"", "v1", "ConfigMap"};
 class ScriptedReconciler final : public Reconciler {
 public:
   absl::StatusOr<Result> reconcile(const ReconcileContext&, const Request& request) override {
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     requests.push_back(request);
     if (results.empty()) {
       return Result{};
@@ -159,7 +159,7 @@ class CountingReconciler final : public Reconciler {
 public:
   absl::StatusOr<Result> reconcile(const ReconcileContext&, const Request& request) override {
     {
-      std::lock_guard lock(mu_);
+      std::scoped_lock lock(mu_);
       keys_.push_back(request.str());
     }
     cv_.notify_all();

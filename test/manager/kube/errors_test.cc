@@ -94,5 +94,14 @@ TEST(ErrorsTest, PlainStatusesAreNotApiErrors) {
   EXPECT_FALSE(isTransient(absl::InvalidArgumentError("bad")));
 }
 
+TEST(ErrorsTest, IgnoreNotFoundPassesEveryOtherStatusThrough) {
+  EXPECT_TRUE(ignoreNotFound(errorFromResponse(404, "404 page not found")).ok());
+  EXPECT_TRUE(ignoreNotFound(absl::OkStatus()).ok());
+  const absl::Status conflict = errorFromResponse(409, R"({"kind":"Status","reason":"Conflict"})");
+  EXPECT_EQ(ignoreNotFound(conflict), conflict);
+  // A NotFound that is not the API server's (a missing file) is an error.
+  EXPECT_EQ(ignoreNotFound(absl::NotFoundError("file")), absl::NotFoundError("file"));
+}
+
 } // namespace
 } // namespace captf::kube

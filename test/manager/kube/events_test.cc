@@ -22,7 +22,7 @@ public:
   absl::StatusOr<Json> update(const Json& object, const UpdateOptions&) override { return object; }
   absl::StatusOr<Json> patch(const GroupVersionKind&, const ObjectKey& key, PatchType type,
                              const Json& patch, const PatchOptions&) override {
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     EXPECT_EQ(type, PatchType::kMerge);
     patched.emplace_back(key, patch);
     return patch;
@@ -33,7 +33,7 @@ public:
   }
   void block(bool blocked) {
     {
-      std::lock_guard lock(mu_);
+      std::scoped_lock lock(mu_);
       blocked_ = blocked;
     }
     cv_.notify_all();
@@ -100,7 +100,7 @@ TEST_F(EventsTest, RepeatsBecomeOneSeries) {
   ASSERT_EQ(writer_.patched.size(), 2U);
   const auto& [key, patch] = writer_.patched.back();
   EXPECT_EQ(key.ns, "ns");
-  EXPECT_EQ(key.name, writer_.created[0]["metadata"]["name"]);
+  EXPECT_EQ(key.name, writer_.created[0]["metadata"]["name"].get<std::string>());
   EXPECT_EQ(patch["series"]["count"], 3);
   EXPECT_EQ(patch["series"]["lastObservedTime"], formatMicroTime(clock_.wallNow()));
 

@@ -24,17 +24,17 @@ class FakeClient final : public Client {
 public:
   // Stores `object` as is (resourceVersion included), bypassing the rules.
   void put(Json object) {
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     auto id = idOf(object);
     objects_[id] = std::move(object);
   }
   size_t writes() const {
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     return writes_;
   }
 
   absl::StatusOr<Json> get(const GroupVersionKind& gvk, const ObjectKey& key) override {
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     auto it = objects_.find({gvk, key});
     if (it == objects_.end()) {
       return error(404, "NotFound", key.name + " not found");
@@ -48,7 +48,7 @@ public:
     if (!selector.ok()) {
       return error(400, "BadRequest", std::string(selector.status().message()));
     }
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     ObjectList out;
     out.resource_version = std::to_string(version_);
     for (const auto& [id, object] : objects_) {
@@ -61,7 +61,7 @@ public:
   }
 
   absl::StatusOr<Json> create(const Json& object, const CreateOptions& = {}) override {
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     auto id = idOf(object);
     if (objects_.contains(id)) {
       return error(409, "AlreadyExists", id.second.name + " already exists");
@@ -76,7 +76,7 @@ public:
   }
 
   absl::StatusOr<Json> update(const Json& object, const UpdateOptions& = {}) override {
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     auto id = idOf(object);
     auto it = objects_.find(id);
     if (it == objects_.end()) {
@@ -100,7 +100,7 @@ public:
     if (type != PatchType::kMerge && type != PatchType::kStrategicMerge) {
       return absl::UnimplementedError("FakeClient patches by merge or strategic merge only");
     }
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     auto it = objects_.find({gvk, key});
     if (it == objects_.end()) {
       return error(404, "NotFound", key.name + " not found");
@@ -142,7 +142,7 @@ public:
 
   absl::Status remove(const GroupVersionKind& gvk, const ObjectKey& key,
                       const DeleteOptions& options = {}) override {
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     auto it = objects_.find({gvk, key});
     if (it == objects_.end()) {
       return error(404, "NotFound", key.name + " not found");

@@ -30,24 +30,24 @@ public:
   using Handler = std::function<HttpResponse(const HttpRequest&)>;
 
   void respond(int status, std::string body, Headers headers = {}) {
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     responses_.push_back({status, std::move(headers), std::move(body)});
   }
   void setHandler(Handler handler) {
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     handler_ = std::move(handler);
   }
   std::vector<HttpRequest> requests() const {
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     return requests_;
   }
   std::vector<std::string> certificates() const {
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     return certificates_;
   }
 
   absl::StatusOr<HttpResponse> roundTrip(const HttpRequest& request) override {
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     requests_.push_back(request);
     if (handler_) {
       return handler_(request);
@@ -70,7 +70,7 @@ public:
   }
 
   absl::Status setClientCertificate(const std::string& cert, const std::string&) override {
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     if (certificates_.empty() || certificates_.back() != cert) {
       certificates_.push_back(cert);
     }
@@ -135,22 +135,22 @@ public:
   };
 
   void addList(absl::StatusOr<ObjectList> list) {
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     lists_.push_back(std::move(list));
   }
   void addWatch(Watch watch) {
     {
-      std::lock_guard lock(mu_);
+      std::scoped_lock lock(mu_);
       watches_.push_back(std::move(watch));
     }
     cv_.notify_all();
   }
   std::vector<ListOptions> listCalls() const {
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     return list_calls_;
   }
   std::vector<ListOptions> watchCalls() const {
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     return watch_calls_;
   }
   // Blocks until watch() was called `n` times.
@@ -160,7 +160,7 @@ public:
   }
 
   absl::StatusOr<ObjectList> list(const ListOptions& options) override {
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     list_calls_.push_back(options);
     if (lists_.empty()) {
       return absl::UnavailableError("no scripted list");

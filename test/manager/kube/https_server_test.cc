@@ -2,7 +2,9 @@
 // suites, the body limit, certificate loading (files, a self-signed
 // fallback) and rotation without dropping connections, and the plain HTTP
 // mode the probes use.
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -71,7 +73,7 @@ protected:
   }
 
   HttpsClient client(bool max_tls12 = false) const {
-    return HttpsClient("127.0.0.1", server_->port(), ca_.cert_pem, max_tls12);
+    return {"127.0.0.1", server_->port(), ca_.cert_pem, max_tls12};
   }
 
   std::filesystem::path dir_;
@@ -171,7 +173,8 @@ TEST_F(HttpsServerTest, ServesAGeneratedSelfSignedPairOnlyWhenNoFileExists) {
                          std::string(r.method) + " " + std::string(r.authorization)};
       },
       nullLogger());
-  ASSERT_TRUE(server.start().ok());
+  const absl::Status started = server.start();
+  ASSERT_TRUE(started.ok()) << started;
   EXPECT_TRUE(server.selfSigned());
   EXPECT_TRUE(server.ready().ok());
   HttpsClient c("127.0.0.1", server.port(), "");
@@ -256,7 +259,8 @@ TEST(PlaintextServerTest, ServesPlainHttpWithoutACertificate) {
   opts.response_headers = {{"Cache-Control", "no-store"}};
   HttpsServer server(opts, echo, nullLogger());
   EXPECT_FALSE(server.ready().ok());
-  ASSERT_TRUE(server.start().ok());
+  const absl::Status started = server.start();
+  ASSERT_TRUE(started.ok()) << started;
   EXPECT_TRUE(server.ready().ok());
   EXPECT_EQ(server.certificateGeneration(), 0);
   EXPECT_FALSE(server.selfSigned());
@@ -278,7 +282,8 @@ TEST(PlaintextServerTest, KeepsTheConnectionAliveAndLimitsBodies) {
   opts.port = 0;
   opts.max_body_bytes = 16;
   HttpsServer server(opts, echo, nullLogger());
-  ASSERT_TRUE(server.start().ok());
+  const absl::Status started = server.start();
+  ASSERT_TRUE(started.ok()) << started;
   // Two requests on one connection; the second closes it.
   const std::string both = webhooks::testing::plainExchange(
       server.port(), "GET /1 HTTP/1.1\r\nHost: x\r\n\r\n"
@@ -296,11 +301,16 @@ TEST(PlaintextServerTest, AnEmptyAddressListensOnEveryInterface) {
   opts.transport = Transport::kPlaintext;
   opts.address = "";
   opts.port = 0;
+  // The one case a machine can rule out: a kernel without IPv6 cannot open
+  // the dual-stack socket. Any other failure to start is the server's.
+  const int probe = ::socket(AF_INET6, SOCK_STREAM, 0);
+  if (probe < 0) {
+    GTEST_SKIP() << "no IPv6 on this machine: socket(AF_INET6): " << std::strerror(errno);
+  }
+  ::close(probe);
   HttpsServer server(opts, echo, nullLogger());
   const absl::Status started = server.start();
-  if (!started.ok()) {
-    GTEST_SKIP() << "no IPv6 on this machine: " << started;
-  }
+  ASSERT_TRUE(started.ok()) << started;
   // Reached over IPv4 through the dual-stack socket.
   const std::string response = webhooks::testing::plainExchange(
       server.port(), "GET /any HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");

@@ -45,7 +45,7 @@ public:
     return calls_;
   }
   std::vector<std::string> calls() {
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     return calls_;
   }
 
@@ -54,7 +54,7 @@ private:
   // test destroy this Recorder) while the informer's thread is still inside
   // notify_all (a race ThreadSanitizer found, bench/tsan/README.md).
   void record(const char* what, const Json& object) {
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     calls_.push_back(std::string(what) + " " + meta::key(object).str() + " " +
                      meta::resourceVersion(object));
     cv_.notify_all();
@@ -217,13 +217,13 @@ TEST_F(InformerTest, ListedObjectsReachHandlersTransformed) {
   std::mutex mu;
   EventHandlers handlers;
   handlers.on_add = [&](const Json& o) {
-    std::lock_guard lock(mu);
+    std::scoped_lock lock(mu);
     added.push_back(o);
   };
   informer.addEventHandler(std::move(handlers));
   informer.start();
   ASSERT_TRUE(informer.waitForSync(std::stop_token()));
-  std::lock_guard lock(mu);
+  std::scoped_lock lock(mu);
   ASSERT_EQ(added.size(), 1U);
   EXPECT_FALSE(added[0]["metadata"].contains("managedFields"));
   EXPECT_EQ(added[0]["metadata"]["annotations"]["transformed"], "yes");
@@ -273,7 +273,7 @@ TEST_F(InformerTest, ResyncRedeliversEveryObject) {
 
 TEST(StoreTest, IndexesFollowUpdatesAndDeletes) {
   Store store;
-  auto put = [&](Json object) { store.put(makeCachedObject(object), object); };
+  auto put = [&](const Json& object) { store.put(makeCachedObject(object), object); };
   Json owned = configMap("ns1", "a", "1", {{"app", "web"}});
   owned["metadata"]["ownerReferences"] =
       Json::array({{{"apiVersion", "v1"}, {"kind", "X"}, {"name", "o"}, {"uid", "u1"}}});
@@ -362,7 +362,7 @@ TEST_F(CacheTest, StopsWhileAHandlerReadsTheCache) {
     cv.notify_all();
   }
   cache_.stop(); // hung here when stop() held the lock
-  std::lock_guard lock(mu);
+  std::scoped_lock lock(mu);
   EXPECT_TRUE(listed);
 }
 

@@ -398,14 +398,14 @@ public:
   EventHandlers handlers() {
     return {nullptr,
             [this](const Json&, const Json& now) {
-              std::lock_guard lock(mu_);
+              std::scoped_lock lock(mu_);
               ++updates_[meta::name(now)];
               ++total_;
             },
             nullptr};
   }
   int64_t total() {
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     return total_;
   }
 
@@ -501,7 +501,7 @@ public:
   explicit CountingReconciler(Reader& cache) : cache_(cache) {}
   absl::StatusOr<Result> reconcile(const ReconcileContext&, const Request& request) override {
     auto object = cache_.get(kConfigMap, request);
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     ++counts_[request.name];
     if (object.ok()) {
       seen_[request.name] = (*object)["data"].value("v", "");
@@ -510,11 +510,11 @@ public:
     return Result{};
   }
   std::map<std::string, int> counts() {
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     return counts_;
   }
   void reset() {
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     counts_.clear();
   }
   // Waits until `name` was reconciled having seen data.v == `value`.
@@ -703,7 +703,7 @@ public:
     }
     manager_.eventRecorder().event(*object, EventType::kNormal, "Seen", "Reconcile", "seen");
     {
-      std::lock_guard lock(mu_);
+      std::scoped_lock lock(mu_);
       seen_.insert(request.name);
     }
     cv_.notify_all();
@@ -893,16 +893,16 @@ public:
     return cv_.wait_for(lock, seconds(60), [&] { return stopping_; });
   }
   void letGo() {
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     let_go_ = true;
     cv_.notify_all();
   }
   std::string holderAtStop() {
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     return holder_at_stop_;
   }
   bool returned() {
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     return returned_;
   }
 

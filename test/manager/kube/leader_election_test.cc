@@ -24,7 +24,7 @@ class FakeLeaseLock final : public LeaseLock {
 public:
   explicit FakeLeaseLock(FakeLease& lease) : lease_(lease) {}
   absl::StatusOr<std::optional<LeaderElectionRecord>> get() override {
-    std::lock_guard lock(lease_.mu);
+    std::scoped_lock lock(lease_.mu);
     if (lease_.failing) {
       return absl::UnavailableError("api down");
     }
@@ -32,7 +32,7 @@ public:
     return lease_.record;
   }
   absl::Status create(const LeaderElectionRecord& record) override {
-    std::lock_guard lock(lease_.mu);
+    std::scoped_lock lock(lease_.mu);
     if (lease_.failing) {
       return absl::UnavailableError("api down");
     }
@@ -44,7 +44,7 @@ public:
     return absl::OkStatus();
   }
   absl::Status update(const LeaderElectionRecord& record) override {
-    std::lock_guard lock(lease_.mu);
+    std::scoped_lock lock(lease_.mu);
     if (lease_.failing) {
       return absl::UnavailableError("api down");
     }
@@ -157,7 +157,7 @@ TEST_F(LeaderElectionTest, RunLeadsThenLosesWhenRenewalFailsForTheDeadline) {
   clock_.awaitWaiters(1); // acquired, sleeping before the first renewal
   EXPECT_TRUE(elector.isLeader());
   {
-    std::lock_guard lock(lease_.mu);
+    std::scoped_lock lock(lease_.mu);
     lease_.failing = true;
   }
   // The first renewal is due after 2 s; from then on renewals fail every

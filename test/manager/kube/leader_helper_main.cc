@@ -97,6 +97,7 @@ int main(int argc, char** argv) {
   }
   // The signal thread still waits: end it with the signal it waits for.
   if (!stop.stop_requested()) {
+    // NOLINTNEXTLINE(bugprone-bad-signal-to-kill-thread): it wakes sigwait, which then returns.
     pthread_kill(signal_thread.native_handle(), SIGTERM);
   }
   return result.ok() ? 0 : 1;

@@ -246,6 +246,7 @@ std::string statusName(ConditionStatus status) {
 // "Type=Status/Reason" per condition set, in order.
 std::vector<std::string> conditionsOf(const Consequences& c) {
   std::vector<std::string> out;
+  out.reserve(c.conditions.size());
   for (const ConditionUpdate& u : c.conditions) {
     out.push_back(std::string(u.type) + "=" + statusName(u.status) + "/" + std::string(u.reason));
   }

@@ -65,12 +65,14 @@ TEST(DefaultsTest, InheritanceFieldByField) {
   EXPECT_EQ(p.service_account_name, "tenant-runner");
   EXPECT_TRUE(p.service_account_overridden);
   std::vector<std::string> names{};
+  names.reserve(p.env.size());
   for (const api::EnvVar& var : p.env) {
     names.push_back(var.name + "=" + var.value);
   }
   EXPECT_THAT(names, ElementsAre("A=own", "B=own", "C=inherited"));
   EXPECT_THAT(p.dropped_env, ElementsAre("TF_LOG", "KUBE_CONFIG"));
   std::vector<std::string> pulls{};
+  pulls.reserve(p.image_pull_secrets.size());
   for (const auto& ref : p.image_pull_secrets) {
     pulls.push_back(ref.name);
   }
@@ -90,14 +92,14 @@ TEST(DefaultsTest, InheritanceFieldByField) {
 }
 
 TEST(DefaultsTest, Schedules) {
-  const seconds kDefault(1800);
+  const seconds k_default(1800);
   {
     SCOPED_TRACE("cluster: own interval, 0 disables (and health samples)");
     api::TerraformClusterSpec spec{};
-    EXPECT_EQ(resolveSchedule(spec, kDefault).drift_interval, kDefault);
-    EXPECT_EQ(resolveSchedule(spec, kDefault).drift_action, api::DriftAction::kReport);
+    EXPECT_EQ(resolveSchedule(spec, k_default).drift_interval, k_default);
+    EXPECT_EQ(resolveSchedule(spec, k_default).drift_action, api::DriftAction::kReport);
     spec.drift = api::DriftPolicy{.interval_seconds = 0, .action = api::DriftAction::kRemediate};
-    const EffectiveSchedule s = resolveSchedule(spec, kDefault);
+    const EffectiveSchedule s = resolveSchedule(spec, k_default);
     EXPECT_FALSE(s.drift_interval.has_value());
     EXPECT_TRUE(s.health_samples_disabled);
     EXPECT_EQ(s.drift_action, api::DriftAction::kRemediate);
@@ -105,53 +107,53 @@ TEST(DefaultsTest, Schedules) {
     spec.drift.reset();
     spec.defaults = api::TerraformClusterDefaults{};
     spec.defaults->drift = api::MachineDriftPolicy{.interval_seconds = 60};
-    EXPECT_EQ(resolveSchedule(spec, kDefault).drift_interval, kDefault);
+    EXPECT_EQ(resolveSchedule(spec, k_default).drift_interval, k_default);
   }
   api::TerraformClusterDefaults defaults{};
   defaults.drift = api::MachineDriftPolicy{.interval_seconds = 0};
   {
     SCOPED_TRACE("machine: own, then inherited (0 disables), always Report");
     api::TerraformMachineSpec spec{};
-    EXPECT_EQ(resolveSchedule(spec, std::nullopt, kDefault).drift_interval, kDefault);
-    const EffectiveSchedule inherited = resolveSchedule(spec, defaults, kDefault);
+    EXPECT_EQ(resolveSchedule(spec, std::nullopt, k_default).drift_interval, k_default);
+    const EffectiveSchedule inherited = resolveSchedule(spec, defaults, k_default);
     EXPECT_FALSE(inherited.drift_interval.has_value());
     EXPECT_TRUE(inherited.health_samples_disabled);
     spec.drift = api::MachineDriftPolicy{.interval_seconds = 600};
-    EXPECT_EQ(resolveSchedule(spec, defaults, kDefault).drift_interval, seconds(600));
-    EXPECT_EQ(resolveSchedule(spec, defaults, kDefault).drift_action, api::DriftAction::kReport);
+    EXPECT_EQ(resolveSchedule(spec, defaults, k_default).drift_interval, seconds(600));
+    EXPECT_EQ(resolveSchedule(spec, defaults, k_default).drift_action, api::DriftAction::kReport);
     spec.drift->interval_seconds = 0;
     spec.remediation = api::MachineRemediation{.annotate_machine = true,
                                                .unhealthy_threshold = 0,
                                                .health_check_interval_seconds = std::nullopt};
-    const EffectiveSchedule annotated = resolveSchedule(spec, defaults, kDefault);
+    const EffectiveSchedule annotated = resolveSchedule(spec, defaults, k_default);
     EXPECT_FALSE(annotated.drift_interval.has_value());
     EXPECT_FALSE(annotated.health_samples_disabled);
     EXPECT_EQ(annotated.health_check_interval, seconds(300));
     EXPECT_EQ(annotated.unhealthy_threshold, 3);
     spec.remediation->health_check_interval_seconds = 120;
     spec.remediation->unhealthy_threshold = 5;
-    EXPECT_EQ(resolveSchedule(spec, defaults, kDefault).health_check_interval, seconds(120));
-    EXPECT_EQ(resolveSchedule(spec, defaults, kDefault).unhealthy_threshold, 5);
+    EXPECT_EQ(resolveSchedule(spec, defaults, k_default).health_check_interval, seconds(120));
+    EXPECT_EQ(resolveSchedule(spec, defaults, k_default).unhealthy_threshold, 5);
     spec.remediation->annotate_machine = false;
-    EXPECT_FALSE(resolveSchedule(spec, defaults, kDefault).health_check_interval.has_value());
+    EXPECT_FALSE(resolveSchedule(spec, defaults, k_default).health_check_interval.has_value());
   }
   {
     SCOPED_TRACE("pool: never disabled; action never inherited; membership default 60");
     api::TerraformMachinePoolSpec spec{};
-    const EffectiveSchedule s = resolveSchedule(spec, defaults, kDefault);
-    EXPECT_EQ(s.drift_interval, kDefault);
+    const EffectiveSchedule s = resolveSchedule(spec, defaults, k_default);
+    EXPECT_EQ(s.drift_interval, k_default);
     EXPECT_EQ(s.membership_refresh_interval, seconds(60));
     EXPECT_FALSE(s.health_samples_disabled);
     spec.drift =
         api::MachinePoolDriftPolicy{.interval_seconds = 90, .action = api::DriftAction::kRemediate};
     spec.membership_refresh_interval_seconds = 15;
-    const EffectiveSchedule own = resolveSchedule(spec, defaults, kDefault);
+    const EffectiveSchedule own = resolveSchedule(spec, defaults, k_default);
     EXPECT_EQ(own.drift_interval, seconds(90));
     EXPECT_EQ(own.drift_action, api::DriftAction::kRemediate);
     EXPECT_EQ(own.membership_refresh_interval, seconds(15));
     api::TerraformClusterDefaults positive{};
     positive.drift = api::MachineDriftPolicy{.interval_seconds = 240};
-    EXPECT_EQ(resolveSchedule(api::TerraformMachinePoolSpec{}, positive, kDefault).drift_interval,
+    EXPECT_EQ(resolveSchedule(api::TerraformMachinePoolSpec{}, positive, k_default).drift_interval,
               seconds(240));
   }
 }

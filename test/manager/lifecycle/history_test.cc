@@ -79,7 +79,7 @@ TEST(HistoryTest, JobRecordFromJob) {
     auto record = jobRecordFromJob(c.job);
     ASSERT_TRUE(record.ok()) << record.status();
     EXPECT_EQ(record->outcome, c.outcome);
-    EXPECT_EQ(record->name, c.job["metadata"]["name"]);
+    EXPECT_EQ(record->name, c.job["metadata"]["name"].get<std::string>());
     if (c.finished) {
       ASSERT_TRUE(record->finished.has_value());
       EXPECT_EQ(api::formatTime(*record->finished), *c.finished);
@@ -196,7 +196,8 @@ TEST(HistoryTest, Pruning) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    std::vector<JobRecord> jobs{};
+    std::vector<JobRecord> jobs;
+    jobs.reserve(c.refreshes.size());
     for (const auto& [attempt, outcome] : c.refreshes) {
       jobs.push_back(job({.op = Operation::kRefresh,
                           .attempt = attempt,

@@ -56,7 +56,7 @@ TEST(NamesTest, JobNameIsDeterministicAndSeparatesItsParts) {
   EXPECT_EQ(jobName(machine("w"), parts), jobName(machine("w"), parts));
   std::set<std::string> names{};
   names.insert(jobName(machine("w"), parts));
-  for (auto vary : std::vector<std::function<void(JobNameParts&)>>{
+  for (const auto& vary : std::vector<std::function<void(JobNameParts&)>>{
            [](JobNameParts& p) { p.inputs_hash = "h2:b"; },
            [](JobNameParts& p) { p.tick = "captf-m-w-drift-a3-654321"; },
            [](JobNameParts& p) { p.tick = ""; }, [](JobNameParts& p) { p.attempt = 4; },

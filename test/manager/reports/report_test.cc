@@ -48,13 +48,13 @@ class RecordingEvents final : public kube::EventRecorder {
 public:
   void event(const json& regarding, kube::EventType type, std::string_view reason,
              std::string_view /*action*/, std::string_view note) override {
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     posted_.push_back({regarding["kind"].get<std::string>() + "/" +
                            regarding["metadata"]["name"].get<std::string>(),
                        type, std::string(reason), std::string(note)});
   }
   std::vector<Posted> posted() const {
-    std::lock_guard lock(mu_);
+    std::scoped_lock lock(mu_);
     return posted_;
   }
   std::vector<std::string> reasons() const {

@@ -130,7 +130,7 @@ TEST(RunResultTest, NeverTrustsTheMessage) {
       {"empty", std::string(), api::Operation::kApply, "no result document"},
       {"too big", std::string(5000, 'x'), api::Operation::kApply, "4096"},
       {"garbage", std::string("{\"operation\":"), api::Operation::kApply, "JSON"},
-      {"not a result", std::string("{\"operation\":\"OPERATION_APPLY\"}"), api::Operation::kApply,
+      {"not a result", std::string(R"({"operation":"OPERATION_APPLY"})"), api::Operation::kApply,
        "neither succeeded nor error"},
       {"other operation", text, api::Operation::kDestroy, "operation apply"},
   };
