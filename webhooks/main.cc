@@ -110,8 +110,9 @@ int run(int argc, char** argv) {
     logger->error("cannot start the webhook server error={}", std::string(s.message()));
     return 1;
   }
-  // Tests read the port from here when they pass --webhook-port=0.
-  std::cout << "listening on port " << (*service)->port() << '\n';
+  // Tests read the port from here when they pass --webhook-port=0: flushed
+  // now, since stdout is a pipe there and the process then waits.
+  std::cout << "listening on port " << (*service)->port() << '\n' << std::flush;
   int received = 0;
   sigwait(&signals, &received);
   logger->info("stopping signal={}", received);
