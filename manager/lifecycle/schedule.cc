@@ -39,7 +39,11 @@ Seconds backoffDelay(std::int32_t consecutive_failures, std::int32_t failed_jobs
   return std::min(kBackoffBase * (std::int64_t{1} << shift), kBackoffCap);
 }
 
-std::int32_t consecutiveFailures(std::span<const JobRecord> jobs, api::Operation operation) {
+namespace {
+
+// The finished runs of `operation`, the latest attempt first.
+std::vector<const JobRecord*> finishedLatestFirst(std::span<const JobRecord> jobs,
+                                                  api::Operation operation) {
   std::vector<const JobRecord*> of_op;
   for (const JobRecord& job : jobs) {
     if (job.operation == operation && job.outcome != JobOutcome::kActive) {
@@ -48,8 +52,14 @@ std::int32_t consecutiveFailures(std::span<const JobRecord> jobs, api::Operation
   }
   std::sort(of_op.begin(), of_op.end(),
             [](const JobRecord* a, const JobRecord* b) { return a->attempt > b->attempt; });
+  return of_op;
+}
+
+} // namespace
+
+std::int32_t consecutiveFailures(std::span<const JobRecord> jobs, api::Operation operation) {
   std::int32_t n = 0;
-  for (const JobRecord* job : of_op) {
+  for (const JobRecord* job : finishedLatestFirst(jobs, operation)) {
     if (job->outcome == JobOutcome::kSucceeded) {
       break;
     }
@@ -61,16 +71,8 @@ std::int32_t consecutiveFailures(std::span<const JobRecord> jobs, api::Operation
 }
 
 std::int32_t deadlineStreak(std::span<const JobRecord> jobs, api::Operation operation) {
-  std::vector<const JobRecord*> of_op;
-  for (const JobRecord& job : jobs) {
-    if (job.operation == operation && job.outcome != JobOutcome::kActive) {
-      of_op.push_back(&job);
-    }
-  }
-  std::sort(of_op.begin(), of_op.end(),
-            [](const JobRecord* a, const JobRecord* b) { return a->attempt > b->attempt; });
   std::int32_t n = 0;
-  for (const JobRecord* job : of_op) {
+  for (const JobRecord* job : finishedLatestFirst(jobs, operation)) {
     if (job->outcome != JobOutcome::kInterrupted || !job->deadline_exceeded) {
       break;
     }
