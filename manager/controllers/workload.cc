@@ -58,7 +58,8 @@ absl::Status patchAnnotation(kube::Writer& api, json& object, std::string_view k
   return absl::OkStatus();
 }
 
-absl::Status ObjectPatcher::write(const json& patch, std::string_view subresource) {
+absl::Status ObjectPatcher::write(json patch, std::string_view subresource) {
+  patch["metadata"]["resourceVersion"] = kube::meta::resourceVersion(object_);
   kube::PatchOptions options;
   options.subresource = std::string(subresource);
   auto written =
@@ -73,9 +74,7 @@ absl::Status ObjectPatcher::write(const json& patch, std::string_view subresourc
 absl::Status ObjectPatcher::addFinalizer(std::string_view finalizer) {
   json finalizers = finalizersOf(object_);
   finalizers.push_back(finalizer);
-  return write(
-      {{"metadata",
-        {{"finalizers", finalizers}, {"resourceVersion", kube::meta::resourceVersion(object_)}}}});
+  return write({{"metadata", {{"finalizers", finalizers}}}});
 }
 
 absl::Status ObjectPatcher::removeFinalizer(std::string_view finalizer) {
@@ -85,15 +84,14 @@ absl::Status ObjectPatcher::removeFinalizer(std::string_view finalizer) {
       finalizers.push_back(f);
     }
   }
-  absl::Status s = write(
-      {{"metadata",
-        {{"finalizers", finalizers}, {"resourceVersion", kube::meta::resourceVersion(object_)}}}});
-  return kube::ignoreNotFound(s);
+  return kube::ignoreNotFound(write({{"metadata", {{"finalizers", finalizers}}}}));
 }
 
 absl::Status ObjectPatcher::setAnnotation(std::string_view key,
                                           const std::optional<std::string>& value) {
-  return patchAnnotation(api_, object_, key, value);
+  absl::Status s =
+      write({{"metadata", {{"annotations", {{key, value ? json(*value) : json(nullptr)}}}}}});
+  return value ? s : kube::ignoreNotFound(s);
 }
 
 absl::Status ObjectPatcher::patch(const json& patch) {
@@ -104,8 +102,7 @@ absl::Status ObjectPatcher::patchStatus(const json& original, const json& modifi
   if (original == modified) {
     return absl::OkStatus();
   }
-  return write({{"metadata", {{"resourceVersion", kube::meta::resourceVersion(object_)}}},
-                {"status", kube::createMergePatch(original.is_object() ? original : json::object(),
+  return write({{"status", kube::createMergePatch(original.is_object() ? original : json::object(),
                                                   modified)}},
                "status");
 }

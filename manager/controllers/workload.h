@@ -37,24 +37,23 @@ public:
   ObjectPatcher(const ObjectPatcher&) = delete;
   ObjectPatcher& operator=(const ObjectPatcher&) = delete;
 
-  // Adds / removes `finalizer`, guarded by the copy's resourceVersion
-  // (Conflict when the object changed meanwhile). Removing from an object
-  // already gone is success.
+  // Adds / removes `finalizer`. Removing from an object already gone is
+  // success.
   absl::Status addFinalizer(std::string_view finalizer);
   absl::Status removeFinalizer(std::string_view finalizer);
   // Sets (value) or removes (nullopt) one annotation; removing from an
   // object already gone is success.
   absl::Status setAnnotation(std::string_view key, const std::optional<std::string>& value);
-  // A merge patch of metadata and spec (never status), unguarded.
+  // A merge patch of metadata and spec (never status).
   absl::Status patch(const nlohmann::json& patch);
   // The pass's one status write: a merge patch of the status subresource
-  // from `original` to `modified`, guarded by the copy's resourceVersion;
-  // nothing is sent when they are equal.
+  // from `original` to `modified`; nothing is sent when they are equal.
   absl::Status patchStatus(const nlohmann::json& original, const nlohmann::json& modified);
 
 private:
-  // Sends `patch` (to `subresource` when set) and follows the written version.
-  absl::Status write(const nlohmann::json& patch, std::string_view subresource = {});
+  // Sends `patch` (to `subresource` when set) guarded by the copy's
+  // resourceVersion, and follows the written version.
+  absl::Status write(nlohmann::json patch, std::string_view subresource = {});
 
   kube::Writer& api_;
   nlohmann::json& object_;

@@ -3,7 +3,8 @@
 // pass guarantees.
 //   - a finished Job is bookkept exactly once across a failed status patch,
 //     and its counts land only with the patch that carries its result;
-//   - no Job is created from a stale copy of the object;
+//   - no Job is created from a stale copy of the object, and no write of a
+//     pass over a stale copy carries its status patch over a newer status;
 //   - a stuck Job (never started, inputs Secret gone) is deleted;
 //   - final cleanup deletes Leases and state, and the finalizer goes last;
 //   - an identity denial counts once when it begins, not every pass;
@@ -255,6 +256,37 @@ TEST_F(WorkloadReconcilerTest, NoJobIsCreatedFromAStaleCopy) {
   for (const std::string& write : api_.log) {
     EXPECT_THAT(write, Not(::testing::StartsWith("patch TerraformCluster/status"))) << write;
     EXPECT_THAT(write, Not(::testing::StartsWith("create Job"))) << write;
+  }
+}
+
+// A pass over a stale copy whose first write is of its own (removing
+// block-move: no Job runs) meets a Conflict and runs again. That removal
+// used to be unguarded and move the copy to the server's version, so the
+// status patch decided on the stale copy then replaced the newer status.
+TEST_F(WorkloadReconcilerTest, AStaleCopysOwnWriteDoesNotCarryItsStatusOverANewerOne) {
+  json stale = object();
+  stale["metadata"]["annotations"] = {{std::string(api::kAnnotationPaused), "true"},
+                                      {std::string(api::kAnnotationBlockMove), "true"}};
+  store_.put(stale);
+  cache_.pin(stale);
+  json moved = stale;
+  moved["metadata"]["resourceVersion"] = "8";
+  moved["status"]["conditions"] = {{{"type", "Ready"},
+                                    {"status", "True"},
+                                    {"reason", "Ready"},
+                                    {"lastTransitionTime", "2023-11-14T22:13:20Z"}}};
+  store_.put(moved);
+  api_.log.clear();
+  auto result = reconcile();
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(result->requeue);
+  EXPECT_EQ(live()["status"], moved["status"]);
+  EXPECT_TRUE(kube::meta::annotations(live()).contains(std::string(api::kAnnotationBlockMove)));
+  // Every write the pass tried was guarded by the version it read.
+  for (const std::string& write : api_.log) {
+    if (write.starts_with("patch TerraformCluster")) {
+      EXPECT_THAT(write, ::testing::HasSubstr(R"("resourceVersion":"7")")) << write;
+    }
   }
 }
 

@@ -88,6 +88,32 @@ TEST(ObjectPatcherTest, StatusPatchFollowsThePassesOwnWrites) {
       kube::isConflict(old_path.patchStatus(json{{"ready", true}}, json{{"ready", false}})));
 }
 
+// A pass that read a stale copy has every write refused, so no write of its
+// own can move the copy to the server's version and carry the status patch
+// decided on that copy over a newer status. The annotation writes used to be
+// unguarded and took the server's version from the reply: a pass on a copy
+// from before the previous pass's status patch removed captf.io/block-move
+// and then wrote the older status back (an approved apply of a Manual
+// cluster showed PlanChanged again once it had succeeded).
+TEST(ObjectPatcherTest, AStaleCopyCannotWriteAtAll) {
+  kube::testing::FakeClient api;
+  api.put(terraformCluster("5"));
+  json stale = terraformCluster("4");
+  ObjectPatcher patcher(api, stale);
+  EXPECT_TRUE(kube::isConflict(patcher.setAnnotation("captf.io/block-move", std::nullopt)));
+  EXPECT_TRUE(kube::isConflict(patcher.setAnnotation("captf.io/x", std::string("y"))));
+  EXPECT_TRUE(kube::isConflict(patcher.patch({{"spec", {{"providerID", "p"}}}})));
+  EXPECT_TRUE(kube::isConflict(patcher.removeFinalizer("example.com/f")));
+  EXPECT_EQ(kube::meta::resourceVersion(stale), "4");
+  EXPECT_TRUE(kube::isConflict(patcher.patchStatus(json{{"ready", true}}, json{{"ready", false}})));
+  EXPECT_EQ(api.writes(), 0U);
+  // Removing an annotation of an object that is gone is success.
+  ASSERT_TRUE(api.remove(kinds::kTerraformCluster, {"t1", "c1"}).ok());
+  EXPECT_TRUE(patcher.setAnnotation("captf.io/block-move", std::nullopt).ok());
+  EXPECT_EQ(kube::reasonOf(patcher.setAnnotation("captf.io/x", std::string("y"))),
+            kube::Reason::kNotFound);
+}
+
 // A write of someone else between the read and the status patch is a
 // Conflict, and so is a finalizer write from that copy.
 TEST(ObjectPatcherTest, WritesOfOthersMakeTheGuardedWritesConflict) {
