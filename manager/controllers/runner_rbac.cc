@@ -39,6 +39,17 @@ json subjectsOf(const std::set<std::string>& accounts, const std::string& ns) {
 const json kRoleRef = {
     {"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "ClusterRole"}, {"name", kRunnerName}};
 
+// The managed RoleBinding captf-runner of `ns` binding `subjects`.
+json bindingOf(const std::string& ns, const json& subjects) {
+  return {
+      {"apiVersion", "rbac.authorization.k8s.io/v1"},
+      {"kind", "RoleBinding"},
+      {"metadata",
+       {{"name", kRunnerName}, {"namespace", ns}, {"labels", {{str(api::kLabelManaged), "true"}}}}},
+      {"roleRef", kRoleRef},
+      {"subjects", subjects}};
+}
+
 } // namespace
 
 namespace {
@@ -125,6 +136,27 @@ absl::StatusOr<std::set<std::string>> runnerAccountsInUse(kube::Cache& cache,
   return accounts;
 }
 
+absl::StatusOr<json> RunnerRbac::subjectsInUse(const std::string& ns, const std::string& sa) {
+  auto accounts = runnerAccountsInUse(cache_, ns);
+  if (!accounts.ok()) {
+    return accounts.status();
+  }
+  accounts->insert(sa);
+  // Only opted-in overrides are bound.
+  std::set<std::string> bound;
+  for (const std::string& account : *accounts) {
+    if (account == kRunnerName) {
+      bound.insert(account);
+      continue;
+    }
+    auto custom = api_.get(kinds::kServiceAccount, {ns, account});
+    if (custom.ok() && kube::meta::labels(*custom).value(str(api::kLabelRunner), "") == "true") {
+      bound.insert(account);
+    }
+  }
+  return subjectsOf(bound, ns);
+}
+
 ConditionResult RunnerRbac::ensure(const std::string& ns, const std::string& service_account,
                                    absl::Status& transient) {
   const std::string sa = service_account.empty() ? std::string(kRunnerName) : service_account;
@@ -161,39 +193,22 @@ ConditionResult RunnerRbac::ensure(const std::string& ns, const std::string& ser
     }
   }
 
-  auto accounts = runnerAccountsInUse(cache_, ns);
-  if (!accounts.ok()) {
-    transient = accounts.status();
-    return cond("False", api::conditions::kReasonRbacFailed, "listing objects failed");
-  }
-  accounts->insert(sa);
-  // Only opted-in overrides are bound.
-  std::set<std::string> bound;
-  for (const std::string& account : *accounts) {
-    if (account == kRunnerName) {
-      bound.insert(account);
-      continue;
-    }
-    auto custom = api_.get(kinds::kServiceAccount, {ns, account});
-    if (custom.ok() && kube::meta::labels(*custom).value(str(api::kLabelRunner), "") == "true") {
-      bound.insert(account);
-    }
-  }
-  const json subjects = subjectsOf(bound, ns);
-  json binding = {
-      {"apiVersion", "rbac.authorization.k8s.io/v1"},
-      {"kind", "RoleBinding"},
-      {"metadata",
-       {{"name", kRunnerName}, {"namespace", ns}, {"labels", {{str(api::kLabelManaged), "true"}}}}},
-      {"roleRef", kRoleRef},
-      {"subjects", subjects}};
+  // The RoleBinding is read before the objects that name accounts: any
+  // subject another pass wrote into the version read here came from an
+  // object already in the cache, so the subjects computed next include it
+  // and the guarded update cannot drop it.
   auto existing = cache_.get(kinds::kRoleBinding, {ns, kRunnerName});
   if (!existing.ok() && !kube::isNotFound(existing.status())) {
     transient = existing.status();
     return cond("False", api::conditions::kReasonRbacFailed, "reading RoleBinding failed");
   }
+  auto subjects = subjectsInUse(ns, sa);
+  if (!subjects.ok()) {
+    transient = subjects.status();
+    return cond("False", api::conditions::kReasonRbacFailed, "listing objects failed");
+  }
   if (!existing.ok()) {
-    auto created = api_.create(binding);
+    auto created = api_.create(bindingOf(ns, *subjects));
     if (created.ok()) {
       return cond("True", api::conditions::kReasonRbacReady, "");
     }
@@ -202,10 +217,17 @@ ConditionResult RunnerRbac::ensure(const std::string& ns, const std::string& ser
       return cond("False", api::conditions::kReasonRbacFailed,
                   "creating RoleBinding captf-runner failed");
     }
+    // Another pass created it meanwhile: its version, then the subjects
+    // again, for the same reason as above.
     existing = api_.get(kinds::kRoleBinding, {ns, kRunnerName});
     if (!existing.ok()) {
       transient = existing.status();
       return cond("False", api::conditions::kReasonRbacFailed, "reading RoleBinding failed");
+    }
+    subjects = subjectsInUse(ns, sa);
+    if (!subjects.ok()) {
+      transient = subjects.status();
+      return cond("False", api::conditions::kReasonRbacFailed, "listing objects failed");
     }
   }
   if (kube::meta::labels(*existing).value(str(api::kLabelManaged), "") != "true") {
@@ -221,16 +243,16 @@ ConditionResult RunnerRbac::ensure(const std::string& ns, const std::string& ser
       transient = std::move(removed);
       return cond("False", api::conditions::kReasonRbacFailed, "replacing RoleBinding failed");
     }
-    auto created = api_.create(binding);
+    auto created = api_.create(bindingOf(ns, *subjects));
     if (!created.ok()) {
       transient = created.status();
       return cond("False", api::conditions::kReasonRbacFailed, "re-creating RoleBinding failed");
     }
     return cond("True", api::conditions::kReasonRbacReady, "");
   }
-  if (existing->value("subjects", json::array()) != subjects) {
+  if (existing->value("subjects", json::array()) != *subjects) {
     json updated = *existing;
-    updated["subjects"] = subjects;
+    updated["subjects"] = *subjects;
     auto written = api_.update(updated);
     if (!written.ok()) {
       transient = written.status();

@@ -49,6 +49,10 @@ public:
                          absl::Status& transient);
 
 private:
+  // The RoleBinding's subjects: the accounts the objects of `ns` run as
+  // (the index), `sa`, and of the overrides only those opted in.
+  absl::StatusOr<nlohmann::json> subjectsInUse(const std::string& ns, const std::string& sa);
+
   kube::Cache& cache_;
   kube::Client& api_;
 };

@@ -8,6 +8,7 @@
 #include "manager/api/terraform_machine.h"
 #include "manager/controllers/kinds.h"
 #include "manager/controllers/member_kind.h"
+#include "manager/controllers/workload.h"
 #include "manager/kube/errors.h"
 #include "manager/kube/strings.h"
 #include "manager/lifecycle/ready.h"
@@ -164,13 +165,16 @@ private:
     } else if (pass.health_sample && health.reason == cond::kReasonInstanceTerminated) {
       why = "the instance is terminated";
     }
+    // Both writes are guarded by the cached Machine's version: a request
+    // or a withdrawal decided on a copy older than a user's own
+    // remediate-machine must not remove it.
     const kube::ObjectKey machine{pass.id.ns, kube::meta::name(pass.owner)};
     if (!why.empty() && !requested) {
       json patch = {{"metadata",
                      {{"annotations",
                        {{str(api::kAnnotationRemediateMachine), ""},
                         {str(api::kAnnotationRemediationRequested), why}}}}}};
-      auto written = deps_.api.patch(kinds::kMachine, machine, kube::PatchType::kMerge, patch);
+      auto written = guardedPatch(deps_.api, kinds::kMachine, pass.owner, patch);
       if (!written.ok()) {
         return kube::ignoreNotFound(written.status());
       }
@@ -183,7 +187,7 @@ private:
                      {{"annotations",
                        {{str(api::kAnnotationRemediateMachine), nullptr},
                         {str(api::kAnnotationRemediationRequested), nullptr}}}}}};
-      auto written = deps_.api.patch(kinds::kMachine, machine, kube::PatchType::kMerge, patch);
+      auto written = guardedPatch(deps_.api, kinds::kMachine, pass.owner, patch);
       if (!written.ok()) {
         return kube::ignoreNotFound(written.status());
       }

@@ -7,6 +7,7 @@
 #include "manager/api/terraform_machine_pool.h"
 #include "manager/controllers/kinds.h"
 #include "manager/controllers/member_kind.h"
+#include "manager/controllers/workload.h"
 #include "manager/kube/errors.h"
 #include "manager/kube/strings.h"
 #include "manager/workspace/inputs.h"
@@ -219,8 +220,10 @@ private:
     if (patch.empty()) {
       return absl::OkStatus();
     }
+    // Guarded: a claim or a count decided on a cached MachinePool that
+    // another manager has claimed since must not overwrite its claim.
     const kube::ObjectKey pool{pass.id.ns, kube::meta::name(pass.owner)};
-    auto written = deps_.api.patch(kinds::kMachinePool, pool, kube::PatchType::kMerge, patch);
+    auto written = guardedPatch(deps_.api, kinds::kMachinePool, pass.owner, patch);
     if (!written.ok()) {
       return kube::ignoreNotFound(written.status());
     }

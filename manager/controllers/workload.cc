@@ -47,23 +47,26 @@ bool hasFinalizer(const json& object, std::string_view finalizer) {
   });
 }
 
-absl::Status patchAnnotation(kube::Writer& api, json& object, std::string_view key,
+absl::Status patchAnnotation(kube::Writer& api, const json& object, std::string_view key,
                              const std::optional<std::string>& value) {
   json patch = {{"metadata", {{"annotations", {{key, value ? json(*value) : json(nullptr)}}}}}};
   auto patched = api.patch(gvkOf(object), kube::meta::key(object), kube::PatchType::kMerge, patch);
   if (!patched.ok()) {
     return value ? patched.status() : kube::ignoreNotFound(patched.status());
   }
-  object["metadata"]["resourceVersion"] = kube::meta::resourceVersion(*patched);
   return absl::OkStatus();
 }
 
+absl::StatusOr<json> guardedPatch(kube::Writer& api, const kube::GroupVersionKind& gvk,
+                                  const json& copy, json patch, const kube::PatchOptions& options) {
+  patch["metadata"]["resourceVersion"] = kube::meta::resourceVersion(copy);
+  return api.patch(gvk, kube::meta::key(copy), kube::PatchType::kMerge, patch, options);
+}
+
 absl::Status ObjectPatcher::write(json patch, std::string_view subresource) {
-  patch["metadata"]["resourceVersion"] = kube::meta::resourceVersion(object_);
   kube::PatchOptions options;
   options.subresource = std::string(subresource);
-  auto written =
-      api_.patch(gvkOf(object_), kube::meta::key(object_), kube::PatchType::kMerge, patch, options);
+  auto written = guardedPatch(api_, gvkOf(object_), object_, std::move(patch), options);
   if (!written.ok()) {
     return written.status();
   }

@@ -66,10 +66,20 @@ absl::StatusOr<std::vector<nlohmann::json>> listSecrets(kube::Reader& reader, co
                                                         const std::string& selector);
 
 // Sets (value) or removes (nullopt) one annotation of another object (a
-// Job) with a merge patch, and takes the new resourceVersion into `object`.
-// NotFound is success for removals.
-absl::Status patchAnnotation(kube::Writer& api, nlohmann::json& object, std::string_view key,
+// Job's mark) with an unguarded merge patch: for a key only this manager
+// writes, where the write is the same whatever the copy showed. NotFound is
+// success for removals.
+absl::Status patchAnnotation(kube::Writer& api, const nlohmann::json& object, std::string_view key,
                              const std::optional<std::string>& value);
+
+// A merge patch (to `options.subresource` when set) of the `gvk` object
+// `copy` is a copy of, guarded by the copy's resourceVersion: what was
+// decided on that copy is written only if nobody wrote the object since
+// (else Conflict, and the pass runs again from a newer copy). Returns the
+// object as written.
+absl::StatusOr<nlohmann::json> guardedPatch(kube::Writer& api, const kube::GroupVersionKind& gvk,
+                                            const nlohmann::json& copy, nlohmann::json patch,
+                                            const kube::PatchOptions& options = {});
 
 // ---- run Jobs ----------------------------------------------------------------
 

@@ -1424,16 +1424,19 @@ absl::Status WorkloadReconciler::runJob(WorkloadPass& pass) {
                   [&](const RunJob& run) { return run.record.name == job_name; })) {
     return absl::OkStatus();
   }
-  // The decision came from the cached object's status, and a Job cannot be
-  // taken back: the API server's status must be the one decided on. When
-  // it moved on (the previous pass's status patch, not in the cache yet,
-  // e.g. a status.plan that would otherwise be planned again), the pass
-  // ends without writing and runs again.
+  // The decision came from the cached copy, and a Job cannot be taken
+  // back: the API server's copy must be the one decided on. When someone
+  // else wrote the object since (the previous pass's status patch, not in
+  // the cache yet, e.g. a status.plan that would otherwise be planned
+  // again; an approval withdrawn; a spec edit), the pass ends without
+  // writing and runs again. The pass's own writes moved its copy along
+  // (ObjectPatcher), so its resourceVersion is the server's unless someone
+  // else wrote.
   auto live = deps_.api.get(kind_->gvk(), {pass.id.ns, pass.id.name});
   if (!live.ok()) {
     return kube::ignoreNotFound(live.status());
   }
-  if (live->value("status", json()) != pass.object.value("status", json())) {
+  if (kube::meta::resourceVersion(*live) != kube::meta::resourceVersion(pass.object)) {
     pass.stale = true;
     return absl::OkStatus();
   }
@@ -1519,10 +1522,6 @@ absl::Status WorkloadReconciler::runJob(WorkloadPass& pass) {
   }
 
   // docs/behaviour/inputs.md: the durable inputs are written when an apply Job starts.
-  std::optional<std::string> pinned;
-  if (pass.durable && pass.durable->annotations.image == pass.spec->source.image) {
-    pinned = pass.durable->annotations.image_digest;
-  }
   // A Git source's commit follows the root the Job renders: the durable
   // root ran the durable commit (docs/decisions/git-sources.md).
   std::optional<lifecycle::GitFetch> git;
@@ -1544,28 +1543,37 @@ absl::Status WorkloadReconciler::runJob(WorkloadPass& pass) {
     }
   }
   if (op == api::Operation::kApply) {
+    // The API server's copy, not the cache's: the digest this pass's
+    // bookkeeping pinned a moment ago is kept while the image stays.
+    auto existing =
+        deps_.api.get(kinds::kSecret, {pass.id.ns, workspace::durableInputsSecretName(pass.ref)});
+    if (!existing.ok() && !kube::isNotFound(existing.status())) {
+      return existing.status();
+    }
     workspace::DurableAnnotations annotations;
     annotations.image = pass.git ? pass.source_identity : pass.spec->source.image;
-    annotations.image_digest = std::move(pinned);
+    if (existing.ok()) {
+      if (auto current = workspace::readDurableInputs(*existing);
+          current.ok() && current->annotations.image == pass.spec->source.image) {
+        annotations.image_digest = current->annotations.image_digest;
+      }
+    }
     annotations.identity = pass.identity.identity;
     if (git) {
       annotations.git_commit = git->commit;
     }
     json durable = workspace::durableInputsSecret(pass.ref, *root, annotations);
-    auto existing = deps_.api.get(kinds::kSecret, kube::meta::key(durable));
     if (existing.ok()) {
       durable["metadata"]["resourceVersion"] = kube::meta::resourceVersion(*existing);
       auto written = deps_.api.update(durable);
       if (!written.ok()) {
         return written.status();
       }
-    } else if (kube::isNotFound(existing.status())) {
+    } else {
       auto created = deps_.api.create(durable);
       if (!created.ok()) {
         return created.status();
       }
-    } else {
-      return existing.status();
     }
   }
 

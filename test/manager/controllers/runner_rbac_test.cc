@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "manager/api/keys.h"
 #include "manager/controllers/kinds.h"
 #include "manager/controllers/runner_rbac.h"
 #include "manager/kube/cache.h"
 #include "manager/kube/clock.h"
+#include "test/manager/kube/fake_client.h"
 #include "test/manager/kube/fakes.h"
 
 namespace captf::controllers {
@@ -93,6 +95,94 @@ TEST_F(RunnerAccountsTest, AMachineWithoutAClusterRunsAsCaptfRunner) {
 TEST_F(RunnerAccountsTest, ANamespaceIsNotAPrefixOfAnother) {
   start({object("t1", "a", "one"), object("t10", "b", "ten")}, {}, {});
   EXPECT_EQ(inUse("t1"), (Accounts{"one"}));
+}
+
+// The informers of a manager in which another pass, for a TerraformMachine
+// running as `b`, has just added `b` to the RoleBinding: that pass read the
+// machine from the cache before its write, so once the RoleBinding
+// informer shows the write, the machine informer (and its index) shows the
+// machine.
+class CausalCache final : public kube::Cache {
+public:
+  explicit CausalCache(kube::testing::FakeClient& store) : store_(store) {}
+
+  absl::StatusOr<json> get(const kube::GroupVersionKind& gvk, const kube::ObjectKey& key) override {
+    if (gvk == kinds::kRoleBinding) {
+      binding_read_ = true;
+    }
+    return store_.get(gvk, key);
+  }
+  absl::StatusOr<kube::ObjectList> list(const kube::GroupVersionKind& gvk,
+                                        const kube::ListOptions& options) override {
+    return store_.list(gvk, options);
+  }
+  absl::StatusOr<kube::SharedInformer*> informerFor(const kube::GroupVersionKind&) override {
+    return absl::UnimplementedError("no informers in this test");
+  }
+  absl::Status addIndex(const kube::GroupVersionKind&, const std::string&,
+                        kube::IndexFunc) override {
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::vector<json>> byIndex(const kube::GroupVersionKind&, const std::string&,
+                                            const std::string&) override {
+    return std::vector<json>{};
+  }
+  absl::StatusOr<std::vector<std::string>>
+  indexValues(const kube::GroupVersionKind& gvk, const std::string&, std::string_view) override {
+    if (binding_read_ && gvk == kinds::kTerraformMachine) {
+      return std::vector<std::string>{"t1/runs-as/b"};
+    }
+    return std::vector<std::string>{};
+  }
+  bool waitForCacheSync(std::stop_token) override { return true; }
+
+private:
+  kube::testing::FakeClient& store_;
+  bool binding_read_ = false;
+};
+
+// The subjects are computed after the RoleBinding is read, so a subject
+// another pass has just added is in them and is not written away.
+TEST(RunnerRbacTest, ASubjectAnotherPassHasJustAddedIsKept) {
+  kube::testing::FakeClient store;
+  const json managed = {{std::string(api::kLabelManaged), "true"}};
+  store.put({{"apiVersion", "v1"},
+             {"kind", "ServiceAccount"},
+             {"metadata",
+              {{"namespace", "t1"},
+               {"name", "captf-runner"},
+               {"resourceVersion", "1"},
+               {"labels", managed}}}});
+  store.put({{"apiVersion", "v1"},
+             {"kind", "ServiceAccount"},
+             {"metadata",
+              {{"namespace", "t1"},
+               {"name", "b"},
+               {"resourceVersion", "1"},
+               {"labels", {{std::string(api::kLabelRunner), "true"}}}}}});
+  const json subjects = {
+      {{"kind", "ServiceAccount"}, {"name", "b"}, {"namespace", "t1"}},
+      {{"kind", "ServiceAccount"}, {"name", "captf-runner"}, {"namespace", "t1"}}};
+  store.put({{"apiVersion", "rbac.authorization.k8s.io/v1"},
+             {"kind", "RoleBinding"},
+             {"metadata",
+              {{"namespace", "t1"},
+               {"name", "captf-runner"},
+               {"resourceVersion", "5"},
+               {"labels", managed}}},
+             {"roleRef",
+              {{"apiGroup", "rbac.authorization.k8s.io"},
+               {"kind", "ClusterRole"},
+               {"name", "captf-runner"}}},
+             {"subjects", subjects}});
+  CausalCache cache(store);
+  RunnerRbac rbac(cache, store);
+  absl::Status transient;
+  const ConditionResult ready = rbac.ensure("t1", "", transient);
+  EXPECT_TRUE(transient.ok()) << transient;
+  EXPECT_TRUE(ready.isTrue()) << ready.message;
+  EXPECT_EQ((*store.get(kinds::kRoleBinding, {"t1", "captf-runner"}))["subjects"], subjects);
+  EXPECT_EQ(store.writes(), 0U);
 }
 
 } // namespace

@@ -246,6 +246,7 @@ TEST_F(WorkloadReconcilerTest, NoJobIsCreatedFromAStaleCopy) {
   // The cache shows the object before a status the API server already has.
   cache_.pin(object());
   json moved = live();
+  moved["metadata"]["resourceVersion"] = "8";
   moved["status"]["lastRefresh"] = "2023-11-14T22:13:20Z";
   store_.put(moved);
   api_.log.clear();
@@ -257,6 +258,26 @@ TEST_F(WorkloadReconcilerTest, NoJobIsCreatedFromAStaleCopy) {
     EXPECT_THAT(write, Not(::testing::StartsWith("patch TerraformCluster/status"))) << write;
     EXPECT_THAT(write, Not(::testing::StartsWith("create Job"))) << write;
   }
+}
+
+// Not only a newer status: any write of someone else since the cached copy
+// (here a withdrawn annotation, the status unchanged) stops the Job.
+TEST_F(WorkloadReconcilerTest, NoJobIsCreatedFromACopyOlderThanTheServersMetadata) {
+  json cached = object();
+  cached["metadata"]["annotations"] = {{"example.com/note", "1"}};
+  store_.put(cached);
+  cache_.pin(cached);
+  json moved = object();
+  moved["metadata"]["resourceVersion"] = "8";
+  store_.put(moved);
+  auto result = reconcile();
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(result->requeue);
+  EXPECT_TRUE(jobs().empty());
+  // From the current copy, the pass starts the Job.
+  cache_.pin(json());
+  ASSERT_TRUE(reconcile().ok());
+  EXPECT_EQ(jobs().size(), 1U);
 }
 
 // A pass over a stale copy whose first write is of its own (removing
@@ -288,6 +309,25 @@ TEST_F(WorkloadReconcilerTest, AStaleCopysOwnWriteDoesNotCarryItsStatusOverANewe
       EXPECT_THAT(write, ::testing::HasSubstr(R"("resourceVersion":"7")")) << write;
     }
   }
+}
+
+// The durable inputs Secret an apply rewrites keeps the digest pinned on
+// the API server's copy (by the bookkeeping of the pass itself, say) while
+// the cache shows the Secret without it.
+TEST_F(WorkloadReconcilerTest, AnApplyKeepsTheDigestTheCacheHasNotSeenYet) {
+  ASSERT_TRUE(reconcile().ok());
+  const std::string job = kube::meta::name(jobs().at(0));
+  finishInterrupted(job); // retried at once: a second apply
+  const std::string digest = "sha256:" + std::string(64, 'a');
+  json durable = *store_.get(kinds::kSecret, {kNs, "captf-inputs-c-c1"});
+  cache_.pin(durable);
+  durable["metadata"]["annotations"][std::string(api::kAnnotationImageDigest)] = digest;
+  store_.put(durable);
+  ASSERT_TRUE(reconcile().ok());
+  ASSERT_EQ(jobs().size(), 2U);
+  EXPECT_EQ(kube::meta::annotations(*store_.get(kinds::kSecret, {kNs, "captf-inputs-c-c1"}))
+                .value(std::string(api::kAnnotationImageDigest), ""),
+            digest);
 }
 
 TEST_F(WorkloadReconcilerTest, AStuckJobIsDeleted) {

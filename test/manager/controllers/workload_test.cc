@@ -114,6 +114,24 @@ TEST(ObjectPatcherTest, AStaleCopyCannotWriteAtAll) {
             kube::Reason::kNotFound);
 }
 
+// The guarded patch the kinds send to their owners (a MachinePool's
+// replicas claim, a Machine's remediation annotations): a decision made on
+// a copy older than the server's is refused, one made on the current copy
+// is written.
+TEST(GuardedPatchTest, WritesOnlyWhatWasDecidedOnTheCurrentCopy) {
+  kube::testing::FakeClient api;
+  api.put(terraformCluster("5"));
+  const json patch = {
+      {"metadata", {{"annotations", {{"cluster.x-k8s.io/replicas-managed-by", "captf"}}}}}};
+  EXPECT_TRUE(kube::isConflict(
+      guardedPatch(api, kinds::kTerraformCluster, terraformCluster("4"), patch).status()));
+  EXPECT_EQ(api.writes(), 0U);
+  auto written = guardedPatch(api, kinds::kTerraformCluster, terraformCluster("5"), patch);
+  ASSERT_TRUE(written.ok()) << written.status();
+  EXPECT_EQ(kube::meta::annotations(*written).value("cluster.x-k8s.io/replicas-managed-by", ""),
+            "captf");
+}
+
 // A write of someone else between the read and the status patch is a
 // Conflict, and so is a finalizer write from that copy.
 TEST(ObjectPatcherTest, WritesOfOthersMakeTheGuardedWritesConflict) {
