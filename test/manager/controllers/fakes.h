@@ -20,8 +20,9 @@ namespace captf::controllers {
 using nlohmann::json;
 
 // The cache: the API server's store, except for objects pinned to an older
-// copy (what an informer shows before it sees a write).
-class StoreCache final : public kube::Cache {
+// copy (what an informer shows before it sees a write). No index holds
+// anything; a test that needs index values derives and overrides them.
+class StoreCache : public kube::Cache {
 public:
   explicit StoreCache(kube::testing::FakeClient& store) : store_(store) {}
 

@@ -11,6 +11,7 @@
 #include "manager/controllers/runner_rbac.h"
 #include "manager/kube/cache.h"
 #include "manager/kube/clock.h"
+#include "test/manager/controllers/fakes.h"
 #include "test/manager/kube/fake_client.h"
 #include "test/manager/kube/fakes.h"
 
@@ -102,30 +103,15 @@ TEST_F(RunnerAccountsTest, ANamespaceIsNotAPrefixOfAnother) {
 // machine from the cache before its write, so once the RoleBinding
 // informer shows the write, the machine informer (and its index) shows the
 // machine.
-class CausalCache final : public kube::Cache {
+class CausalCache final : public StoreCache {
 public:
-  explicit CausalCache(kube::testing::FakeClient& store) : store_(store) {}
+  using StoreCache::StoreCache;
 
   absl::StatusOr<json> get(const kube::GroupVersionKind& gvk, const kube::ObjectKey& key) override {
     if (gvk == kinds::kRoleBinding) {
       binding_read_ = true;
     }
-    return store_.get(gvk, key);
-  }
-  absl::StatusOr<kube::ObjectList> list(const kube::GroupVersionKind& gvk,
-                                        const kube::ListOptions& options) override {
-    return store_.list(gvk, options);
-  }
-  absl::StatusOr<kube::SharedInformer*> informerFor(const kube::GroupVersionKind&) override {
-    return absl::UnimplementedError("no informers in this test");
-  }
-  absl::Status addIndex(const kube::GroupVersionKind&, const std::string&,
-                        kube::IndexFunc) override {
-    return absl::OkStatus();
-  }
-  absl::StatusOr<std::vector<json>> byIndex(const kube::GroupVersionKind&, const std::string&,
-                                            const std::string&) override {
-    return std::vector<json>{};
+    return StoreCache::get(gvk, key);
   }
   absl::StatusOr<std::vector<std::string>>
   indexValues(const kube::GroupVersionKind& gvk, const std::string&, std::string_view) override {
@@ -134,10 +120,8 @@ public:
     }
     return std::vector<std::string>{};
   }
-  bool waitForCacheSync(std::stop_token) override { return true; }
 
 private:
-  kube::testing::FakeClient& store_;
   bool binding_read_ = false;
 };
 
