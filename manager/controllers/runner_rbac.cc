@@ -194,9 +194,12 @@ ConditionResult RunnerRbac::ensure(const std::string& ns, const std::string& ser
   }
 
   // The RoleBinding is read before the objects that name accounts: any
-  // subject another pass wrote into the version read here came from an
-  // object already in the cache, so the subjects computed next include it
-  // and the guarded update cannot drop it.
+  // subject another pass of this process wrote into the version read here
+  // came from an object already in the cache, so the subjects computed
+  // next include it and the guarded update cannot drop it. (Right after a
+  // restart the informers list separately, so the RoleBinding may show a
+  // subject before its object is listed; it then drops out until that
+  // object's pass adds it back.)
   auto existing = cache_.get(kinds::kRoleBinding, {ns, kRunnerName});
   if (!existing.ok() && !kube::isNotFound(existing.status())) {
     transient = existing.status();

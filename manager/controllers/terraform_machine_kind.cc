@@ -156,8 +156,6 @@ private:
     if (!pass.schedule.annotate_machine || !pass.owner.is_object()) {
       return absl::OkStatus();
     }
-    const json annotations = kube::meta::annotations(pass.owner);
-    const bool requested = annotations.contains(str(api::kAnnotationRemediationRequested));
     const std::int32_t samples = t.status_.unhealthy_samples.value_or(0);
     std::string why;
     if (samples >= pass.schedule.unhealthy_threshold) {
@@ -165,37 +163,49 @@ private:
     } else if (pass.health_sample && health.reason == cond::kReasonInstanceTerminated) {
       why = "the instance is terminated";
     }
-    // Both writes are guarded by the cached Machine's version: a request
-    // or a withdrawal decided on a copy older than a user's own
-    // remediate-machine must not remove it.
     const kube::ObjectKey machine{pass.id.ns, kube::meta::name(pass.owner)};
-    if (!why.empty() && !requested) {
-      json patch = {{"metadata",
-                     {{"annotations",
-                       {{str(api::kAnnotationRemediateMachine), ""},
-                        {str(api::kAnnotationRemediationRequested), why}}}}}};
-      auto written = guardedPatch(deps_.api, kinds::kMachine, pass.owner, patch);
+    // Both writes are guarded by the version of the Machine they were
+    // decided on: a request or a withdrawal decided on a copy older than a
+    // user's own remediate-machine must not remove it. On a Conflict the
+    // decision is made again, once, on the API server's copy, so that a
+    // reason seen on one sample only (a terminated instance) is not lost.
+    json owner = pass.owner;
+    for (int attempt = 0;; ++attempt) {
+      const bool requested =
+          kube::meta::annotations(owner).contains(str(api::kAnnotationRemediationRequested));
+      const bool request = !why.empty() && !requested;
+      if (!request && !(requested && health.reason == cond::kReasonHealthy &&
+                        !kube::fieldAt(owner, "metadata.deletionTimestamp"))) {
+        return absl::OkStatus();
+      }
+      const json patch = {
+          {"metadata",
+           {{"annotations",
+             {{str(api::kAnnotationRemediateMachine), request ? json("") : json(nullptr)},
+              {str(api::kAnnotationRemediationRequested), request ? json(why) : json(nullptr)}}}}}};
+      auto written = guardedPatch(deps_.api, kinds::kMachine, owner, patch);
+      if (kube::isConflict(written.status()) && attempt == 0) {
+        auto live = deps_.api.get(kinds::kMachine, machine);
+        if (!live.ok()) {
+          return kube::ignoreNotFound(live.status());
+        }
+        owner = *std::move(live);
+        continue;
+      }
       if (!written.ok()) {
         return kube::ignoreNotFound(written.status());
       }
-      pass.count(deps_.metrics.remediation_requests_total.withLabels({"requested"}));
-      pass.event(kube::EventType::kWarning, "RemediationRequested",
-                 "Machine " + machine.name + " marked for remediation: " + why);
-    } else if (requested && health.reason == cond::kReasonHealthy &&
-               !kube::fieldAt(pass.owner, "metadata.deletionTimestamp")) {
-      json patch = {{"metadata",
-                     {{"annotations",
-                       {{str(api::kAnnotationRemediateMachine), nullptr},
-                        {str(api::kAnnotationRemediationRequested), nullptr}}}}}};
-      auto written = guardedPatch(deps_.api, kinds::kMachine, pass.owner, patch);
-      if (!written.ok()) {
-        return kube::ignoreNotFound(written.status());
+      if (request) {
+        pass.count(deps_.metrics.remediation_requests_total.withLabels({"requested"}));
+        pass.event(kube::EventType::kWarning, "RemediationRequested",
+                   "Machine " + machine.name + " marked for remediation: " + why);
+      } else {
+        pass.count(deps_.metrics.remediation_requests_total.withLabels({"withdrawn"}));
+        pass.event(kube::EventType::kNormal, "RemediationWithdrawn",
+                   "Machine " + machine.name + " is healthy again");
       }
-      pass.count(deps_.metrics.remediation_requests_total.withLabels({"withdrawn"}));
-      pass.event(kube::EventType::kNormal, "RemediationWithdrawn",
-                 "Machine " + machine.name + " is healthy again");
+      return absl::OkStatus();
     }
-    return absl::OkStatus();
   }
 
 protected:
