@@ -206,11 +206,7 @@ ConditionResult RunnerRbac::ensure(const std::string& ns, const std::string& ser
     return cond("False", api::conditions::kReasonRbacFailed, "reading RoleBinding failed");
   }
   auto subjects = subjectsInUse(ns, sa);
-  if (!subjects.ok()) {
-    transient = subjects.status();
-    return cond("False", api::conditions::kReasonRbacFailed, "listing objects failed");
-  }
-  if (!existing.ok()) {
+  if (!existing.ok() && subjects.ok()) {
     auto created = api_.create(bindingOf(ns, *subjects));
     if (created.ok()) {
       return cond("True", api::conditions::kReasonRbacReady, "");
@@ -228,10 +224,10 @@ ConditionResult RunnerRbac::ensure(const std::string& ns, const std::string& ser
       return cond("False", api::conditions::kReasonRbacFailed, "reading RoleBinding failed");
     }
     subjects = subjectsInUse(ns, sa);
-    if (!subjects.ok()) {
-      transient = subjects.status();
-      return cond("False", api::conditions::kReasonRbacFailed, "listing objects failed");
-    }
+  }
+  if (!subjects.ok()) {
+    transient = subjects.status();
+    return cond("False", api::conditions::kReasonRbacFailed, "listing objects failed");
   }
   if (kube::meta::labels(*existing).value(str(api::kLabelManaged), "") != "true") {
     return cond("False", api::conditions::kReasonRbacFailed,

@@ -1553,9 +1553,11 @@ absl::Status WorkloadReconciler::runJob(WorkloadPass& pass) {
     workspace::DurableAnnotations annotations;
     annotations.image = pass.git ? pass.source_identity : pass.spec->source.image;
     if (existing.ok()) {
-      if (auto current = workspace::readDurableInputs(*existing);
-          current.ok() && current->annotations.image == pass.spec->source.image) {
-        annotations.image_digest = current->annotations.image_digest;
+      const json& notes = kube::meta::annotations(*existing);
+      const auto digest = notes.find(str(api::kAnnotationImageDigest));
+      if (notes.value(str(api::kAnnotationImage), "") == pass.spec->source.image &&
+          digest != notes.end() && digest->is_string()) {
+        annotations.image_digest = digest->get<std::string>();
       }
     }
     annotations.identity = pass.identity.identity;
