@@ -26,11 +26,26 @@ endif()
 target_compile_definitions(project_options INTERFACE
   $<$<CONFIG:Debug>:_GLIBCXX_ASSERTIONS>)
 
+# mold links every executable when installed (scripts/bootstrap.sh installs
+# it): the dev preset links some forty ASan executables, each several times
+# faster than with ld.bfd (docs/decisions/ci-budget.md, "Link less").
+find_program(CAPTF_MOLD mold)
+if(CAPTF_MOLD)
+  include(CheckLinkerFlag)
+  check_linker_flag(CXX -fuse-ld=mold CAPTF_HAVE_FUSE_LD_MOLD)
+  if(CAPTF_HAVE_FUSE_LD_MOLD)
+    target_link_options(project_options INTERFACE -fuse-ld=mold)
+  endif()
+endif()
+
+include(${CMAKE_CURRENT_LIST_DIR}/Unity.cmake)
+
 # captf_library(NAME SOURCES... [DEPS ...]): one static library per folder.
 function(captf_library name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
   add_library(${name} STATIC ${ARG_SOURCES})
   target_link_libraries(${name} PUBLIC ${ARG_DEPS} PRIVATE project_options project_warnings)
+  captf_unity(${name})
 endfunction()
 
 # captf_executable(NAME SOURCES... [DEPS ...]): a thin main. Fully static
@@ -39,6 +54,7 @@ function(captf_executable name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} project_options project_warnings)
+  captf_unity(${name})
   if(CAPTF_STATIC)
     captf_link_static(${name})
   endif()
@@ -62,6 +78,7 @@ function(captf_test name label)
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gmock GTest::gtest_main
                         project_options project_warnings)
+  captf_unity(${name})
   captf_test_environment(env)
   if(label STREQUAL "unit")
     gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST
@@ -86,6 +103,7 @@ function(captf_fuzzer name)
     add_executable(${name} ${F_SOURCES})
     target_link_libraries(${name} PRIVATE ${F_DEPS} project_options project_warnings)
     target_link_options(${name} PRIVATE -fsanitize=fuzzer)
+    captf_unity(${name})
     return()
   endif()
   if(NOT CAPTF_BUILD_TESTS)
@@ -93,6 +111,7 @@ function(captf_fuzzer name)
   endif()
   add_executable(${name} ${F_SOURCES} ${PROJECT_SOURCE_DIR}/test/fuzz_replay_main.cc)
   target_link_libraries(${name} PRIVATE ${F_DEPS} project_options project_warnings)
+  captf_unity(${name})
   set(corpus "")
   foreach(path IN LISTS F_CORPUS)
     list(APPEND corpus "${CMAKE_CURRENT_SOURCE_DIR}/${path}")

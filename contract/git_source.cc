@@ -26,11 +26,8 @@ bool isDigit(char c) {
 bool isHex(char c) {
   return isDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
-bool isAlnum(char c) {
-  return isDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
 bool isHostChar(char c) {
-  return isAlnum(c) || c == '-' || c == '.' || c == '_';
+  return isAsciiAlnum(c) || c == '-' || c == '.' || c == '_';
 }
 
 bool contains(std::string_view text, std::string_view part) {
@@ -135,7 +132,7 @@ absl::Status validateUser(std::string_view user) {
     return bad("URL has an empty user name before '@'");
   }
   for (char c : user) {
-    if (!isAlnum(c) && c != '-' && c != '.' && c != '_') {
+    if (!isAsciiAlnum(c) && c != '-' && c != '.' && c != '_') {
       return bad("URL's user name is not letters, digits, '-', '.' and '_'");
     }
   }

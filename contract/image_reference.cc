@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "contract/strings.h"
+
 namespace captf::contract {
 namespace {
 
@@ -13,11 +15,8 @@ constexpr std::size_t kMaxTagLength = 128;
 bool isLowerAlnum(char c) {
   return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
 }
-bool isAlnum(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) != 0;
-}
 bool isWord(char c) {
-  return isAlnum(c) || c == '_';
+  return isAsciiAlnum(c) || c == '_';
 }
 bool isLowerHex(char c) {
   return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
@@ -60,8 +59,8 @@ bool isPathComponent(std::string_view s) {
 
 // [a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?
 bool isDomainComponent(std::string_view s) {
-  return !s.empty() && isAlnum(s.front()) && isAlnum(s.back()) &&
-         std::all_of(s.begin(), s.end(), [](char c) { return isAlnum(c) || c == '-'; });
+  return !s.empty() && isAsciiAlnum(s.front()) && isAsciiAlnum(s.back()) &&
+         std::all_of(s.begin(), s.end(), [](char c) { return isAsciiAlnum(c) || c == '-'; });
 }
 
 bool validHost(std::string_view host) {

@@ -142,8 +142,8 @@ std::string printJson(const pb::RunResult& result) {
   return out;
 }
 
-bool fits(const std::string& json) {
-  return !json.empty() && json.size() <= kMaxResultBytes;
+bool fits(const std::string& document) {
+  return !document.empty() && document.size() <= kMaxResultBytes;
 }
 
 // Clips `*field` to the longest UTF-8-safe prefix with which the document
@@ -330,9 +330,9 @@ std::string fallbackSummary(pb::Step step, int exit_code) {
 std::string encodeResult(const pb::RunResult& input) {
   pb::RunResult result = input;
   normalize(result);
-  std::string json = printJson(result);
-  if (fits(json)) {
-    return json;
+  std::string document = printJson(result);
+  if (fits(document)) {
+    return document;
   }
   // The drop stages, in the order of docs/runner.md#timeouts-signals-and-limits.
   const std::array<std::function<void(pb::RunResult&)>, 4> stages = {
@@ -356,29 +356,29 @@ std::string encodeResult(const pb::RunResult& input) {
   };
   for (const auto& stage : stages) {
     stage(result);
-    json = printJson(result);
-    if (fits(json)) {
-      return json;
+    document = printJson(result);
+    if (fits(document)) {
+      return document;
     }
   }
   // Free text last, least useful first: the manager knows the image it ran.
-  json = clipToFit(result, result.mutable_runtime_version());
-  if (fits(json)) {
-    return json;
+  document = clipToFit(result, result.mutable_runtime_version());
+  if (fits(document)) {
+    return document;
   }
-  json = clipToFit(result, result.mutable_image());
-  if (fits(json)) {
-    return json;
+  document = clipToFit(result, result.mutable_image());
+  if (fits(document)) {
+    return document;
   }
   if (result.has_error()) {
-    json = clipToFit(result, result.mutable_error()->mutable_summary());
-    if (fits(json)) {
-      return json;
+    document = clipToFit(result, result.mutable_error()->mutable_summary());
+    if (fits(document)) {
+      return document;
     }
   }
-  json = printJson(minimal(result));
-  assert(fits(json));
-  return json;
+  document = printJson(minimal(result));
+  assert(fits(document));
+  return document;
 }
 
 absl::StatusOr<pb::RunResult> decodeResult(std::string_view text) {

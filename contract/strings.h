@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/string_view.h"
 
 namespace captf::contract {
@@ -85,6 +86,23 @@ inline std::string_view sv(absl::string_view s) {
 // string_views; JSON keys and messages are strings).
 inline std::string str(std::string_view s) {
   return std::string(s);
+}
+// An ASCII letter or digit, whatever the locale (Abseil's, which takes an
+// unsigned char).
+inline bool isAsciiAlnum(char c) {
+  return absl::ascii_isalnum(static_cast<unsigned char>(c));
+}
+// A non-empty run of ASCII digits.
+inline bool isAsciiDigits(std::string_view s) {
+  if (s.empty()) {
+    return false;
+  }
+  for (const char c : s) {
+    if (!absl::ascii_isdigit(static_cast<unsigned char>(c))) {
+      return false;
+    }
+  }
+  return true;
 }
 // The message of a status as a std::string_view, for logging.
 inline std::string_view msg(const absl::Status& status) {

@@ -8,6 +8,8 @@ PKGS=(
   clang-format-16
   # the compiler cache: warm CI compiles only what changed
   ccache
+  # the linker of every preset that finds it (cmake/ProjectOptions.cmake)
+  mold
   # libFuzzer targets build with clang
   clang-14 libclang-rt-14-dev
   # libraries named by the design brief, and where it is silent (docs/decisions/build-libraries.md)

@@ -33,9 +33,11 @@ PRODUCT = ("contract", "manager", "runner", "webhooks", "lint")
 CLANG_TIDY = os.environ.get("CAPTF_CLANG_TIDY", "clang-tidy")
 # Bump when a change to this script changes what a pass means; the flags
 # below are part of the key already.
-KEY_VERSION = "2"
+KEY_VERSION = "3"
 # Cache entries not hit for this long are removed at the end of a run.
 CACHE_MAX_AGE_S = 30 * 24 * 3600
+# A line of a batch file (cmake/Unity.cmake): one source, from the root.
+BATCH_MEMBER = re.compile(r'^#include "([^"]+)"$')
 FINDING = re.compile(r"^(/[^:]+):(\d+):(\d+): (warning|error): (.*?)(?: \[([^\]]+)\])?$")
 NOISE = re.compile(r"^\d+ (warning|error)s? (and \d+ errors? )?generated\.$")
 
@@ -131,6 +133,31 @@ def key_args(entry):
     return out
 
 
+def expand_batches(database, root, build_dir):
+    """Each source of a batch file (cmake/Unity.cmake) as an entry of its own.
+
+    The entry keeps the batch's flags and object, so the object's recorded
+    inputs (every source of the batch and their headers) decide freshness;
+    the batch file on the command line becomes the source, so clang-tidy
+    reads it alone, as a plain build would compile it.
+    """
+    out = []
+    for entry in database:
+        path = os.path.normpath(os.path.join(entry["directory"], entry["file"]))
+        if not (path.startswith(build_dir + os.sep) and ".unity" + os.sep in path):
+            out.append(entry)
+            continue
+        with open(path, encoding="utf-8") as f:
+            members = [m.group(1) for m in map(BATCH_MEMBER.match, f.read().splitlines()) if m]
+        args = entry_args(entry)
+        for member in members:
+            source = os.path.join(root, member)
+            out.append({"directory": entry["directory"], "file": source,
+                        "arguments": [source if os.path.normpath(os.path.join(
+                            entry["directory"], a)) == path else a for a in args]})
+    return out
+
+
 def first_party(path, root, build_dir):
     rel = os.path.relpath(path, root)
     return (rel.split(os.sep, 1)[0] in FIRST_PARTY and not rel.startswith("..")
@@ -157,7 +184,7 @@ def main(argv):
     started = time.monotonic()
 
     with open(db_path, encoding="utf-8") as f:
-        database = json.load(f)
+        database = expand_batches(json.load(f), root, build_dir)
     entries = []
     for entry in database:
         path = os.path.normpath(os.path.join(entry["directory"], entry["file"]))

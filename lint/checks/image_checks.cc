@@ -13,6 +13,7 @@
 
 namespace captf::lint {
 
+using contract::isAsciiDigits;
 using contract::strAppend;
 using contract::strCat;
 
@@ -28,12 +29,9 @@ using contract::kLabelCapacity;
 using contract::kLabelNodeInfo;
 constexpr std::size_t kMaxListedPaths = 5;
 
-Finding finding(std::string_view id, Severity severity, std::string file, std::string message) {
+Finding imageFinding(std::string_view id, Severity severity, std::string file,
+                     std::string message) {
   return Finding{std::string(id), severity, std::move(file), 0, std::move(message)};
-}
-
-bool isDigits(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 std::string octal(uint32_t mode) {
@@ -126,15 +124,15 @@ ImageUser parseImageUser(std::string_view text) {
   const std::string_view name = text.substr(0, colon);
   const std::string_view group =
       colon == std::string_view::npos ? std::string_view() : text.substr(colon + 1);
-  if (isDigits(group) && group.size() < 10) {
+  if (isAsciiDigits(group) && group.size() < 10) {
     user.gid = std::stoll(std::string(group));
   }
   if (name.empty() || name == "root" ||
-      (isDigits(name) && name.find_first_not_of('0') == std::string_view::npos)) {
+      (isAsciiDigits(name) && name.find_first_not_of('0') == std::string_view::npos)) {
     user.kind = ImageUser::Kind::kRoot;
     return user;
   }
-  if (isDigits(name) && name.size() < 10) {
+  if (isAsciiDigits(name) && name.size() < 10) {
     user.kind = ImageUser::Kind::kNumeric;
     user.uid = std::stoll(std::string(name));
     return user;
@@ -178,8 +176,8 @@ bool hasModuleFile(const oci::ImageFs& fs) {
 
 void checkModulePresent(const ImageCheckInput& in, std::vector<Finding>& out) {
   if (!hasModuleFile(*in.fs)) {
-    out.push_back(finding("image/module-present", Severity::kError, std::string(kModuleDir),
-                          "/captf/module has no .tf, .tf.json, .tofu or .tofu.json file"));
+    out.push_back(imageFinding("image/module-present", Severity::kError, std::string(kModuleDir),
+                               "/captf/module has no .tf, .tf.json, .tofu or .tofu.json file"));
   }
 }
 
@@ -188,9 +186,10 @@ void checkRuntime(const ImageCheckInput& in, std::vector<Finding>& out) {
   const std::string file(kRuntimePath);
   const Node* node = fs.lstat(kRuntimePath);
   if (node == nullptr) {
-    out.push_back(finding("image/runtime-present", Severity::kError, file,
-                          "/captf/runtime is missing: the image must ship the tofu or terraform "
-                          "binary (or a symlink to it) there"));
+    out.push_back(
+        imageFinding("image/runtime-present", Severity::kError, file,
+                     "/captf/runtime is missing: the image must ship the tofu or terraform "
+                     "binary (or a symlink to it) there"));
     return;
   }
   std::string resolved = file;
@@ -198,23 +197,24 @@ void checkRuntime(const ImageCheckInput& in, std::vector<Finding>& out) {
   if (node->type == NodeType::kSymlink || node->type == NodeType::kHardlink) {
     target = fs.stat(kRuntimePath, &resolved);
     if (target == nullptr) {
-      out.push_back(finding("image/runtime-present", Severity::kError, file,
-                            strCat("/captf/runtime is a ",
-                                   node->type == NodeType::kSymlink ? "symlink" : "hard link",
-                                   " to ", node->link, ", which is not in the image")));
+      out.push_back(imageFinding("image/runtime-present", Severity::kError, file,
+                                 strCat("/captf/runtime is a ",
+                                        node->type == NodeType::kSymlink ? "symlink" : "hard link",
+                                        " to ", node->link, ", which is not in the image")));
       return;
     }
   }
   if (target->type != NodeType::kFile) {
-    out.push_back(finding("image/runtime-present", Severity::kError, file,
-                          resolved == file ? std::string("/captf/runtime is not a regular file")
-                                           : strCat("/captf/runtime resolves to ", resolved,
-                                                    ", which is not a regular file")));
+    out.push_back(imageFinding(
+        "image/runtime-present", Severity::kError, file,
+        resolved == file
+            ? std::string("/captf/runtime is not a regular file")
+            : strCat("/captf/runtime resolves to ", resolved, ", which is not a regular file")));
     return;
   }
   const ImageUser user = parseImageUser(in.config->user);
   if (!permits(*target, user, 1)) {
-    out.push_back(finding(
+    out.push_back(imageFinding(
         "image/runtime-present", Severity::kError, file,
         strCat("/captf/runtime", resolved == file ? std::string() : strCat(" (", resolved, ")"),
                " is not executable by user ", describeUser(user, in.config->user), " (mode ",
@@ -238,10 +238,10 @@ void checkRuntime(const ImageCheckInput& in, std::vector<Finding>& out) {
   const std::string_view actual = is_tofu ? "tofu" : "terraform";
   if (*runtime != actual) {
     out.push_back(
-        finding("image/runtime-version", Severity::kWarning, file,
-                strCat("label io.captf.runtime is \"", *runtime, "\", but /captf/runtime is ",
-                       resolved == file ? "" : "a link to ", resolved == file ? name : resolved,
-                       ", which looks like ", actual)));
+        imageFinding("image/runtime-version", Severity::kWarning, file,
+                     strCat("label io.captf.runtime is \"", *runtime, "\", but /captf/runtime is ",
+                            resolved == file ? "" : "a link to ",
+                            resolved == file ? name : resolved, ", which looks like ", actual)));
   }
 }
 
@@ -249,10 +249,11 @@ void checkProviders(const ImageCheckInput& in, std::vector<Finding>& out) {
   const oci::ImageFs& fs = *in.fs;
   const Node* root = fs.stat(kProvidersDir);
   if (root == nullptr || root->type != NodeType::kDir) {
-    out.push_back(finding("image/providers-absent", Severity::kInfo, std::string(kProvidersDir),
-                          "/captf/providers does not exist: without a provider mirror, tofu init "
-                          "installs providers from the registry, so every Job needs registry "
-                          "egress"));
+    out.push_back(
+        imageFinding("image/providers-absent", Severity::kInfo, std::string(kProvidersDir),
+                     "/captf/providers does not exist: without a provider mirror, tofu init "
+                     "installs providers from the registry, so every Job needs registry "
+                     "egress"));
     return;
   }
   // image/providers-layout, and the link half of image/providers-complete.
@@ -304,7 +305,7 @@ void checkProviders(const ImageCheckInput& in, std::vector<Finding>& out) {
       break; // the provider's own files
     }
     if (!layout_ok) {
-      out.push_back(finding(
+      out.push_back(imageFinding(
           "image/providers-layout", Severity::kError, path,
           strCat(path,
                  " is neither a packed provider "
@@ -317,13 +318,13 @@ void checkProviders(const ImageCheckInput& in, std::vector<Finding>& out) {
     }
     if (node.type == NodeType::kSymlink && parts.size() <= 5) {
       if (effective == nullptr) {
-        complete.push_back(finding(
+        complete.push_back(imageFinding(
             "image/providers-complete", Severity::kError, path,
             strCat(path, " is a symlink to ", node.link, ", which does not exist in the image")));
       } else if ((expect == "a directory" && !is_dir) || (expect == "a regular file" && !is_file)) {
         complete.push_back(
-            finding("image/providers-complete", Severity::kError, path,
-                    strCat(path, " is a symlink to ", node.link, ", which is not ", expect)));
+            imageFinding("image/providers-complete", Severity::kError, path,
+                         strCat(path, " is a symlink to ", node.link, ", which is not ", expect)));
       }
     }
   }
@@ -395,12 +396,12 @@ void checkProviders(const ImageCheckInput& in, std::vector<Finding>& out) {
         }
       }
       if (!found) {
-        complete.push_back(
-            finding("image/providers-complete", Severity::kError, std::string(kProvidersDir),
-                    strCat("provider ", display,
-                           " is required by the module but /captf/providers has no ", want_target,
-                           " package for it: init fails, because the mirror is the only "
-                           "installation source")));
+        complete.push_back(imageFinding(
+            "image/providers-complete", Severity::kError, std::string(kProvidersDir),
+            strCat("provider ", display, " is required by the module but /captf/providers has no ",
+                   want_target,
+                   " package for it: init fails, because the mirror is the only "
+                   "installation source")));
       }
     }
   }
@@ -426,7 +427,7 @@ void checkReservedPaths(const ImageCheckInput& in, std::vector<Finding>& out) {
       }
     }
     if (count > 0) {
-      out.push_back(finding(
+      out.push_back(imageFinding(
           "image/reserved-paths", Severity::kError, std::string(r.dir),
           strCat(r.dir, " holds ", count, count == 1 ? " file or link" : " files or links",
                  ": the Job mounts ", r.mount, " there, so they are shadowed at run time")));
@@ -437,48 +438,52 @@ void checkReservedPaths(const ImageCheckInput& in, std::vector<Finding>& out) {
 void checkLabels(const ImageCheckInput& in, std::vector<Finding>& out) {
   const oci::ImageConfig& config = *in.config;
   if (const auto role = label(config, kLabelRole); !role) {
-    out.push_back(finding("image/label-role", Severity::kInfo, "",
-                          strCat("label io.captf.role is not set; set it to \"", in.role, "\"")));
+    out.push_back(
+        imageFinding("image/label-role", Severity::kInfo, "",
+                     strCat("label io.captf.role is not set; set it to \"", in.role, "\"")));
   } else if (*role != in.role) {
-    out.push_back(finding("image/label-role", Severity::kError, "",
-                          strCat("label io.captf.role is \"", *role,
-                                 "\", but the image is checked as role ", in.role)));
+    out.push_back(imageFinding("image/label-role", Severity::kError, "",
+                               strCat("label io.captf.role is \"", *role,
+                                      "\", but the image is checked as role ", in.role)));
   }
   if (const auto contract = label(config, kLabelContract); !contract) {
-    out.push_back(
-        finding("image/label-contract", Severity::kInfo, "",
-                strCat("label io.captf.contract is not set; set it to \"", in.contract, "\"")));
+    out.push_back(imageFinding(
+        "image/label-contract", Severity::kInfo, "",
+        strCat("label io.captf.contract is not set; set it to \"", in.contract, "\"")));
   } else if (*contract != in.contract) {
-    out.push_back(finding("image/label-contract", Severity::kWarning, "",
-                          strCat("label io.captf.contract is \"", *contract,
-                                 "\", but the image is checked against contract ", in.contract)));
+    out.push_back(
+        imageFinding("image/label-contract", Severity::kWarning, "",
+                     strCat("label io.captf.contract is \"", *contract,
+                            "\", but the image is checked against contract ", in.contract)));
   }
   const auto capacity = label(config, kLabelCapacity);
   const auto node_info = label(config, kLabelNodeInfo);
   if (in.role != "machine") {
     if (capacity || node_info) {
-      out.push_back(finding("image/label-capacity", Severity::kInfo, "",
-                            strCat("labels io.captf.capacity and io.captf.node-info are read for "
-                                   "the machine role only; role ",
-                                   in.role, " ignores them")));
+      out.push_back(
+          imageFinding("image/label-capacity", Severity::kInfo, "",
+                       strCat("labels io.captf.capacity and io.captf.node-info are read for "
+                              "the machine role only; role ",
+                              in.role, " ignores them")));
     }
     return;
   }
   if (!capacity && !node_info) {
-    out.push_back(finding("image/label-capacity", Severity::kInfo, "",
-                          "labels io.captf.capacity and io.captf.node-info are not set: the "
-                          "machine template reports no capacity, so the cluster autoscaler "
-                          "cannot scale its node groups from zero"));
+    out.push_back(imageFinding("image/label-capacity", Severity::kInfo, "",
+                               "labels io.captf.capacity and io.captf.node-info are not set: the "
+                               "machine template reports no capacity, so the cluster autoscaler "
+                               "cannot scale its node groups from zero"));
     return;
   }
   std::string why;
   if (capacity && !validCapacity(*capacity, why)) {
-    out.push_back(finding("image/label-capacity", Severity::kError, "",
-                          strCat("label io.captf.capacity is invalid: ", why,
-                                 R"(; want a JSON object such as {"cpu":"4","memory":"16Gi"})")));
+    out.push_back(
+        imageFinding("image/label-capacity", Severity::kError, "",
+                     strCat("label io.captf.capacity is invalid: ", why,
+                            R"(; want a JSON object such as {"cpu":"4","memory":"16Gi"})")));
   }
   if (node_info && !validNodeInfo(*node_info, why)) {
-    out.push_back(finding(
+    out.push_back(imageFinding(
         "image/label-capacity", Severity::kError, "",
         strCat("label io.captf.node-info is invalid: ", why,
                "; want a JSON object such as {\"architecture\":\"amd64\",\"operatingSystem\":"
@@ -490,18 +495,20 @@ void checkUser(const ImageCheckInput& in, std::vector<Finding>& out) {
   const std::string& text = in.config->user;
   const ImageUser user = parseImageUser(text);
   if (user.kind == ImageUser::Kind::kRoot) {
-    out.push_back(finding("image/user-root", Severity::kWarning, "",
-                          strCat("the image runs as root (config.User is \"", text,
-                                 "\"): the Pod Security Standards restricted profile requires a "
-                                 "non-root user; set USER 65532")));
+    out.push_back(
+        imageFinding("image/user-root", Severity::kWarning, "",
+                     strCat("the image runs as root (config.User is \"", text,
+                            "\"): the Pod Security Standards restricted profile requires a "
+                            "non-root user; set USER 65532")));
     return;
   }
   if (user.kind == ImageUser::Kind::kName) {
-    out.push_back(finding("image/user-unresolved", Severity::kWarning, "",
-                          strCat("config.User \"", text,
-                                 "\" is a name, which lint does not resolve to a uid: permission "
-                                 "checks are approximated and image/module-readable is skipped; "
-                                 "use a numeric USER such as 65532")));
+    out.push_back(
+        imageFinding("image/user-unresolved", Severity::kWarning, "",
+                     strCat("config.User \"", text,
+                            "\" is a name, which lint does not resolve to a uid: permission "
+                            "checks are approximated and image/module-readable is skipped; "
+                            "use a numeric USER such as 65532")));
     return;
   }
   // image/module-readable: files readable, directories traversable.
@@ -537,18 +544,18 @@ void checkUser(const ImageCheckInput& in, std::vector<Finding>& out) {
   if (denied.size() > kMaxListedPaths) {
     strAppend(list, " and ", denied.size() - kMaxListedPaths, " more");
   }
-  out.push_back(finding("image/module-readable", Severity::kWarning, denied.front(),
-                        strCat(denied.size(), denied.size() == 1 ? " path is" : " paths are",
-                               " not readable (files) or traversable (directories) by user ",
-                               user.uid, ": ", list)));
+  out.push_back(imageFinding("image/module-readable", Severity::kWarning, denied.front(),
+                             strCat(denied.size(), denied.size() == 1 ? " path is" : " paths are",
+                                    " not readable (files) or traversable (directories) by user ",
+                                    user.uid, ": ", list)));
 }
 
 void checkModuleLinks(const ImageCheckInput& in, std::vector<Finding>& out) {
   for (const oci::LinkProblem& p : in.link_problems) {
-    out.push_back(finding("image/module-link", Severity::kError, p.path,
-                          strCat(p.path, " ", p.detail,
-                                 ": only links to regular files or "
-                                 "directories inside the module ship")));
+    out.push_back(imageFinding("image/module-link", Severity::kError, p.path,
+                               strCat(p.path, " ", p.detail,
+                                      ": only links to regular files or "
+                                      "directories inside the module ship")));
   }
 }
 
@@ -564,10 +571,11 @@ void checkEntrypoint(const ImageCheckInput& in, std::vector<Finding>& out) {
   if (!c.cmd.empty()) {
     strAppend(set, set.empty() ? "" : " and ", "Cmd");
   }
-  out.push_back(finding("image/entrypoint", Severity::kInfo, "",
-                        strCat("the image sets ", set,
-                               "; the Job replaces them with /captf/bin/runner run, so they are "
-                               "never used")));
+  out.push_back(
+      imageFinding("image/entrypoint", Severity::kInfo, "",
+                   strCat("the image sets ", set,
+                          "; the Job replaces them with /captf/bin/runner run, so they are "
+                          "never used")));
 }
 
 std::vector<Finding> runImageChecks(const ImageCheckInput& in) {
@@ -592,7 +600,7 @@ std::optional<Finding> checkCapacityAcrossPlatforms(
   for (std::size_t i = 1; i < images.size(); ++i) {
     const std::optional<std::string> other = label(*images[i].second, kLabelCapacity);
     if (other != first) {
-      return finding(
+      return imageFinding(
           "image/label-capacity", Severity::kWarning, "",
           strCat("label io.captf.capacity differs between platforms: ", images.front().first.str(),
                  " has ", first.value_or("none"), ", ", images[i].first.str(), " has ",

@@ -24,10 +24,6 @@ namespace {
 constexpr std::size_t kMaxName = 253;
 constexpr char kMirrorPrefix[] = "captf-creds-";
 
-ConditionResult cond(const char* status, std::string_view reason, std::string message) {
-  return ConditionResult{status, std::string(reason), std::move(message)};
-}
-
 using kube::str;
 
 json ownerRefOf(const json& object) {
@@ -148,25 +144,25 @@ absl::StatusOr<bool> namespaceAllowed(const json& allowed, const std::string& ns
 IdentityResult IdentityResolver::resolve(const json& object, const std::string& identity) {
   IdentityResult result;
   result.identity = identity;
-  result.mirrored = cond("Unknown", api::conditions::kReasonMirrorPending,
-                         "waiting for the identity to be allowed");
+  result.mirrored = conditionResult("Unknown", api::conditions::kReasonMirrorPending,
+                                    "waiting for the identity to be allowed");
   const std::string ns = kube::meta::ns(object);
   if (identity.empty()) {
     result.denied = "notfound";
-    result.allowed =
-        cond("False", api::conditions::kReasonIdentityNotFound, "no identityRef resolves");
+    result.allowed = conditionResult("False", api::conditions::kReasonIdentityNotFound,
+                                     "no identityRef resolves");
     return result;
   }
   auto found = cached_.get(kinds::kTerraformClusterIdentity, {"", identity});
   if (!found.ok()) {
     if (kube::isNotFound(found.status())) {
       result.denied = "notfound";
-      result.allowed = cond("False", api::conditions::kReasonIdentityNotFound,
-                            "TerraformClusterIdentity " + identity + " does not exist");
+      result.allowed = conditionResult("False", api::conditions::kReasonIdentityNotFound,
+                                       "TerraformClusterIdentity " + identity + " does not exist");
       return result;
     }
-    result.allowed = cond("Unknown", api::conditions::kReasonIdentityCheckFailed,
-                          "reading TerraformClusterIdentity " + identity + " failed");
+    result.allowed = conditionResult("Unknown", api::conditions::kReasonIdentityCheckFailed,
+                                     "reading TerraformClusterIdentity " + identity + " failed");
     result.transient = found.status();
     return result;
   }
@@ -176,8 +172,8 @@ IdentityResult IdentityResolver::resolve(const json& object, const std::string& 
   if (allowed.is_object() && allowed.contains("selector")) {
     auto namespace_object = api_.get(kinds::kNamespace, {"", ns});
     if (!namespace_object.ok()) {
-      result.allowed = cond("Unknown", api::conditions::kReasonIdentityCheckFailed,
-                            "reading Namespace " + ns + " failed");
+      result.allowed = conditionResult("Unknown", api::conditions::kReasonIdentityCheckFailed,
+                                       "reading Namespace " + ns + " failed");
       result.transient = namespace_object.status();
       return result;
     }
@@ -185,16 +181,16 @@ IdentityResult IdentityResolver::resolve(const json& object, const std::string& 
   }
   auto is_allowed = namespaceAllowed(allowed, ns, namespace_labels);
   if (!is_allowed.ok()) {
-    result.allowed = cond("Unknown", api::conditions::kReasonIdentityCheckFailed,
-                          "evaluating allowedNamespaces of " + identity + " failed");
+    result.allowed = conditionResult("Unknown", api::conditions::kReasonIdentityCheckFailed,
+                                     "evaluating allowedNamespaces of " + identity + " failed");
     result.transient = is_allowed.status();
     return result;
   }
   if (!*is_allowed) {
     result.denied = "namespace";
     result.allowed =
-        cond("False", api::conditions::kReasonNamespaceNotAllowed,
-             "TerraformClusterIdentity " + identity + " does not allow namespace " + ns);
+        conditionResult("False", api::conditions::kReasonNamespaceNotAllowed,
+                        "TerraformClusterIdentity " + identity + " does not allow namespace " + ns);
     return result;
   }
   const json secret_ref = spec.value("secretRef", json::object());
@@ -203,17 +199,17 @@ IdentityResult IdentityResolver::resolve(const json& object, const std::string& 
   auto source = api_.get(kinds::kSecret, {secret_ns, secret_name});
   if (!source.ok()) {
     if (kube::isNotFound(source.status())) {
-      result.allowed = cond("False", api::conditions::kReasonSecretNotFound,
-                            "Secret " + secret_ns + "/" + secret_name + " of identity " + identity +
-                                " does not exist");
+      result.allowed = conditionResult("False", api::conditions::kReasonSecretNotFound,
+                                       "Secret " + secret_ns + "/" + secret_name + " of identity " +
+                                           identity + " does not exist");
       return result;
     }
-    result.allowed = cond("Unknown", api::conditions::kReasonIdentityCheckFailed,
-                          "reading the identity's Secret failed");
+    result.allowed = conditionResult("Unknown", api::conditions::kReasonIdentityCheckFailed,
+                                     "reading the identity's Secret failed");
     result.transient = source.status();
     return result;
   }
-  result.allowed = cond("True", api::conditions::kReasonIdentityAllowed, "");
+  result.allowed = conditionResult("True", api::conditions::kReasonIdentityAllowed, "");
   result.mirrored = mirror(object, identity, *source, result.mirror_name, result.transient);
   if (result.mirrored.isTrue()) {
     result.delivery = deliveryOf(*source);
@@ -237,7 +233,8 @@ ConditionResult IdentityResolver::mirror(const json& object, const std::string& 
     auto existing = reader.get(kinds::kSecret, {ns, name});
     if (!existing.ok() && !kube::isNotFound(existing.status())) {
       transient = existing.status();
-      return cond("False", api::conditions::kReasonMirrorFailed, "reading the mirror failed");
+      return conditionResult("False", api::conditions::kReasonMirrorFailed,
+                             "reading the mirror failed");
     }
     if (!existing.ok()) {
       json mirror = {
@@ -259,14 +256,14 @@ ConditionResult IdentityResolver::mirror(const json& object, const std::string& 
       if (created.ok()) {
         events_.event(object, kube::EventType::kNormal, "MirrorCreated", "Mirror",
                       absl::StrCat("credential mirror ", name, " created for identity ", identity));
-        return cond("True", api::conditions::kReasonMirrored, "");
+        return conditionResult("True", api::conditions::kReasonMirrored, "");
       }
       // AlreadyExists: another object created it first, or it is a
       // same-named Secret CAPTF does not manage (so not in the cache).
       if (!kube::isAlreadyExists(created.status()) || last) {
         transient = created.status();
-        return cond("False", api::conditions::kReasonMirrorFailed,
-                    "creating Secret " + name + " failed");
+        return conditionResult("False", api::conditions::kReasonMirrorFailed,
+                               "creating Secret " + name + " failed");
       }
       continue;
     }
@@ -274,14 +271,15 @@ ConditionResult IdentityResolver::mirror(const json& object, const std::string& 
     const json& annotations = kube::meta::annotations(*existing);
     if (!labels.contains(str(api::kLabelMirrored)) ||
         annotations.value(str(api::kAnnotationIdentity), "") != identity) {
-      return cond("False", api::conditions::kReasonMirrorFailed,
-                  absl::StrCat("Secret ", name, " exists and is not the mirror of identity ",
-                               identity, "; it is never overwritten"));
+      return conditionResult("False", api::conditions::kReasonMirrorFailed,
+                             absl::StrCat("Secret ", name,
+                                          " exists and is not the mirror of identity ", identity,
+                                          "; it is never overwritten"));
     }
     const bool stale = annotations.value(str(api::kAnnotationSourceHash), "") != hash;
     const bool owned = hasOwner(*existing, kube::meta::uid(object));
     if (!stale && owned) {
-      return cond("True", api::conditions::kReasonMirrored, "");
+      return conditionResult("True", api::conditions::kReasonMirrored, "");
     }
     absl::StatusOr<json> written;
     if (stale) {
@@ -301,12 +299,12 @@ ConditionResult IdentityResolver::mirror(const json& object, const std::string& 
                      {{"metadata", {{"ownerReferences", json::array({ownerRefOf(object)})}}}});
     }
     if (written.ok()) {
-      return cond("True", api::conditions::kReasonMirrored, "");
+      return conditionResult("True", api::conditions::kReasonMirrored, "");
     }
     if (!(kube::isConflict(written.status()) || kube::isNotFound(written.status())) || last) {
       transient = written.status();
-      return cond("False", api::conditions::kReasonMirrorFailed,
-                  "updating Secret " + name + " failed");
+      return conditionResult("False", api::conditions::kReasonMirrorFailed,
+                             "updating Secret " + name + " failed");
     }
   }
 }

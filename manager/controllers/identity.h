@@ -8,6 +8,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -26,6 +27,11 @@ struct ConditionResult {
 
   bool isTrue() const { return status == "True"; }
 };
+
+inline ConditionResult conditionResult(const char* status, std::string_view reason,
+                                       std::string message) {
+  return ConditionResult{status, std::string(reason), std::move(message)};
+}
 
 // Why a credential key is a file only, not also an environment variable.
 enum class FileOnlyReason {

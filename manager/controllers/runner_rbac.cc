@@ -14,10 +14,6 @@ namespace {
 
 using kube::str;
 
-ConditionResult cond(const char* status, std::string_view reason, std::string message) {
-  return ConditionResult{status, std::string(reason), std::move(message)};
-}
-
 std::string serviceAccountOf(const json& jobs) {
   if (jobs.is_object()) {
     const std::string sa = jobs.value("serviceAccountName", "");
@@ -165,18 +161,21 @@ ConditionResult RunnerRbac::ensure(const std::string& ns, const std::string& ser
     auto custom = api_.get(kinds::kServiceAccount, {ns, sa});
     if (!custom.ok() && !kube::isNotFound(custom.status())) {
       transient = custom.status();
-      return cond("False", api::conditions::kReasonRbacFailed, "reading ServiceAccount failed");
+      return conditionResult("False", api::conditions::kReasonRbacFailed,
+                             "reading ServiceAccount failed");
     }
     if (!custom.ok() || kube::meta::labels(*custom).value(str(api::kLabelRunner), "") != "true") {
-      return cond("False", api::conditions::kReasonServiceAccountNotOptedIn,
-                  "ServiceAccount " + sa + " must exist and carry label captf.io/runner=true");
+      return conditionResult("False", api::conditions::kReasonServiceAccountNotOptedIn,
+                             "ServiceAccount " + sa +
+                                 " must exist and carry label captf.io/runner=true");
     }
   } else {
     auto existing = cache_.get(kinds::kServiceAccount, {ns, sa});
     if (!existing.ok()) {
       if (!kube::isNotFound(existing.status())) {
         transient = existing.status();
-        return cond("False", api::conditions::kReasonRbacFailed, "reading ServiceAccount failed");
+        return conditionResult("False", api::conditions::kReasonRbacFailed,
+                               "reading ServiceAccount failed");
       }
       json account = {
           {"apiVersion", "v1"},
@@ -187,8 +186,8 @@ ConditionResult RunnerRbac::ensure(const std::string& ns, const std::string& ser
       // A pre-existing (unlabeled, so uncached) one is reused as is.
       if (!created.ok() && !kube::isAlreadyExists(created.status())) {
         transient = created.status();
-        return cond("False", api::conditions::kReasonRbacFailed,
-                    "creating ServiceAccount " + sa + " failed");
+        return conditionResult("False", api::conditions::kReasonRbacFailed,
+                               "creating ServiceAccount " + sa + " failed");
       }
     }
   }
@@ -203,35 +202,38 @@ ConditionResult RunnerRbac::ensure(const std::string& ns, const std::string& ser
   auto existing = cache_.get(kinds::kRoleBinding, {ns, kRunnerName});
   if (!existing.ok() && !kube::isNotFound(existing.status())) {
     transient = existing.status();
-    return cond("False", api::conditions::kReasonRbacFailed, "reading RoleBinding failed");
+    return conditionResult("False", api::conditions::kReasonRbacFailed,
+                           "reading RoleBinding failed");
   }
   auto subjects = subjectsInUse(ns, sa);
   if (!existing.ok() && subjects.ok()) {
     auto created = api_.create(bindingOf(ns, *subjects));
     if (created.ok()) {
-      return cond("True", api::conditions::kReasonRbacReady, "");
+      return conditionResult("True", api::conditions::kReasonRbacReady, "");
     }
     if (!kube::isAlreadyExists(created.status())) {
       transient = created.status();
-      return cond("False", api::conditions::kReasonRbacFailed,
-                  "creating RoleBinding captf-runner failed");
+      return conditionResult("False", api::conditions::kReasonRbacFailed,
+                             "creating RoleBinding captf-runner failed");
     }
     // Another pass created it meanwhile: its version, then the subjects
     // again, for the same reason as above.
     existing = api_.get(kinds::kRoleBinding, {ns, kRunnerName});
     if (!existing.ok()) {
       transient = existing.status();
-      return cond("False", api::conditions::kReasonRbacFailed, "reading RoleBinding failed");
+      return conditionResult("False", api::conditions::kReasonRbacFailed,
+                             "reading RoleBinding failed");
     }
     subjects = subjectsInUse(ns, sa);
   }
   if (!subjects.ok()) {
     transient = subjects.status();
-    return cond("False", api::conditions::kReasonRbacFailed, "listing objects failed");
+    return conditionResult("False", api::conditions::kReasonRbacFailed, "listing objects failed");
   }
   if (kube::meta::labels(*existing).value(str(api::kLabelManaged), "") != "true") {
-    return cond("False", api::conditions::kReasonRbacFailed,
-                "RoleBinding captf-runner exists and is not managed by CAPTF; it is never touched");
+    return conditionResult(
+        "False", api::conditions::kReasonRbacFailed,
+        "RoleBinding captf-runner exists and is not managed by CAPTF; it is never touched");
   }
   if (existing->value("roleRef", json::object()) != kRoleRef) {
     // roleRef is immutable: delete and re-create.
@@ -240,14 +242,16 @@ ConditionResult RunnerRbac::ensure(const std::string& ns, const std::string& ser
     absl::Status removed = api_.remove(kinds::kRoleBinding, {ns, kRunnerName}, options);
     if (!removed.ok() && !kube::isNotFound(removed)) {
       transient = std::move(removed);
-      return cond("False", api::conditions::kReasonRbacFailed, "replacing RoleBinding failed");
+      return conditionResult("False", api::conditions::kReasonRbacFailed,
+                             "replacing RoleBinding failed");
     }
     auto created = api_.create(bindingOf(ns, *subjects));
     if (!created.ok()) {
       transient = created.status();
-      return cond("False", api::conditions::kReasonRbacFailed, "re-creating RoleBinding failed");
+      return conditionResult("False", api::conditions::kReasonRbacFailed,
+                             "re-creating RoleBinding failed");
     }
-    return cond("True", api::conditions::kReasonRbacReady, "");
+    return conditionResult("True", api::conditions::kReasonRbacReady, "");
   }
   if (existing->value("subjects", json::array()) != *subjects) {
     json updated = *existing;
@@ -255,11 +259,11 @@ ConditionResult RunnerRbac::ensure(const std::string& ns, const std::string& ser
     auto written = api_.update(updated);
     if (!written.ok()) {
       transient = written.status();
-      return cond("False", api::conditions::kReasonRbacFailed,
-                  "updating RoleBinding subjects failed");
+      return conditionResult("False", api::conditions::kReasonRbacFailed,
+                             "updating RoleBinding subjects failed");
     }
   }
-  return cond("True", api::conditions::kReasonRbacReady, "");
+  return conditionResult("True", api::conditions::kReasonRbacReady, "");
 }
 
 } // namespace captf::controllers

@@ -30,10 +30,10 @@ bool isClusterOwner(const api::OwnerReference& ref) {
 
 using Typed = TypedObjectOf<api::TerraformCluster>;
 
-Typed& typed(WorkloadPass& pass) {
+Typed& clusterOf(WorkloadPass& pass) {
   return static_cast<Typed&>(*pass.typed);
 }
-const Typed& typed(const WorkloadPass& pass) {
+const Typed& clusterOf(const WorkloadPass& pass) {
   return static_cast<const Typed&>(*pass.typed);
 }
 
@@ -52,7 +52,7 @@ public:
 
   // The owning Cluster and its spec.infrastructureRef back-reference.
   absl::Status reconcileOwner(WorkloadPass& pass) override {
-    const api::TerraformCluster& tc = typed(pass).object;
+    const api::TerraformCluster& tc = clusterOf(pass).object;
     const api::OwnerReference* owner = nullptr;
     for (const api::OwnerReference& ref : tc.metadata.owner_references) {
       if (isClusterOwner(ref)) {
@@ -108,23 +108,24 @@ public:
     return std::nullopt;
   }
   std::string identityName(const WorkloadPass& pass) const override {
-    const auto& ref = typed(pass).object.spec.identity_ref;
+    const auto& ref = clusterOf(pass).object.spec.identity_ref;
     return lifecycle::effectiveIdentityName(
         ref.name.empty() ? std::nullopt : std::optional<api::IdentityReference>(ref), std::nullopt);
   }
   lifecycle::EffectiveSchedule schedule(const WorkloadPass& pass,
                                         std::chrono::seconds default_interval) const override {
-    return lifecycle::resolveSchedule(typed(pass).object.spec, default_interval);
+    return lifecycle::resolveSchedule(clusterOf(pass).object.spec, default_interval);
   }
 
   absl::StatusOr<json> roleInputs(WorkloadPass& pass) override {
-    return contract::toInputsJson(workspace::clusterInputs(
-        typed(pass).object, pass.cluster, pass.durable && pass.durable->control_plane_initialized));
+    return contract::toInputsJson(
+        workspace::clusterInputs(clusterOf(pass).object, pass.cluster,
+                                 pass.durable && pass.durable->control_plane_initialized));
   }
 
   // A user endpoint is recorded before the first apply.
   absl::Status afterInputs(WorkloadPass& pass) override {
-    const api::TerraformCluster& tc = typed(pass).object;
+    const api::TerraformCluster& tc = clusterOf(pass).object;
     const auto source = workspace::readEndpointSource(tc.metadata);
     if (workspace::shouldMarkUserEndpoint(source, workspace::clusterEndpoint(pass.cluster),
                                           tc.spec.control_plane_endpoint)) {
@@ -136,7 +137,7 @@ public:
 
   // Outputs, the provisioned latch, failure domains, the endpoint write-back.
   absl::Status reconcileOutputs(WorkloadPass& pass) override {
-    Typed& t = typed(pass);
+    Typed& t = clusterOf(pass);
     const bool latched = pass.latched();
     const workspace::ClusterOutputs outputs =
         workspace::decodeClusterOutputs(pass.state.summary.outputs);
@@ -215,7 +216,7 @@ public:
 
   // The apply policy and the plan approvals are the cluster's only.
   void decisionInput(const WorkloadPass& pass, lifecycle::DecisionInput& in) const override {
-    in.apply_policy = lifecycle::effectiveApplyPolicy(typed(pass).object.spec);
+    in.apply_policy = lifecycle::effectiveApplyPolicy(clusterOf(pass).object.spec);
     const auto& annotations = pass.meta->annotations;
     if (auto it = annotations.find(str(api::kAnnotationApproveDestructivePlan));
         it != annotations.end()) {
@@ -264,11 +265,13 @@ public:
   bool ownsClusterLease() const override { return true; }
 
   std::optional<api::PlanPreview>* plan(WorkloadPass& pass) const override {
-    return &typed(pass).status_.plan;
+    return &clusterOf(pass).status_.plan;
   }
 
   // The v1beta1 contract's status.ready mirrors the latch.
-  void summarize(WorkloadPass& pass) const override { typed(pass).status_.ready = pass.latched(); }
+  void summarize(WorkloadPass& pass) const override {
+    clusterOf(pass).status_.ready = pass.latched();
+  }
 
 private:
   ReconcilerDeps deps_;

@@ -26,10 +26,10 @@ using kube::str;
 
 using MachineObject = MemberObject<api::TerraformMachine>;
 
-MachineObject& typed(WorkloadPass& pass) {
+MachineObject& machineOf(WorkloadPass& pass) {
   return static_cast<MachineObject&>(*pass.typed);
 }
-const MachineObject& typed(const WorkloadPass& pass) {
+const MachineObject& machineOf(const WorkloadPass& pass) {
   return static_cast<const MachineObject&>(*pass.typed);
 }
 
@@ -52,12 +52,12 @@ public:
 
   lifecycle::EffectiveSchedule schedule(const WorkloadPass& pass,
                                         std::chrono::seconds default_interval) const override {
-    return lifecycle::resolveSchedule(typed(pass).object.spec, clusterDefaults(pass),
+    return lifecycle::resolveSchedule(machineOf(pass).object.spec, clusterDefaults(pass),
                                       default_interval);
   }
 
   absl::StatusOr<json> roleInputs(WorkloadPass& pass) override {
-    MachineObject& t = typed(pass);
+    MachineObject& t = machineOf(pass);
     pass.set(cond::kDependenciesReady, ConditionStatus::kTrue, cond::kReasonDependenciesReady, "");
     return contract::toInputsJson(
         workspace::machineInputs(t.object, pass.cluster_name, pass.owner, t.bootstrap, t.exports));
@@ -66,7 +66,7 @@ public:
   // Outputs, the provisioned latch, spec.providerID, addresses, failure
   // domain, interruptible.
   absl::Status reconcileOutputs(WorkloadPass& pass) override {
-    MachineObject& t = typed(pass);
+    MachineObject& t = machineOf(pass);
     const bool latched = pass.latched();
     std::optional<std::string> input_failure_domain;
     if (const json* fd = kube::fieldAt(pass.owner, "spec.failureDomain");
@@ -117,7 +117,9 @@ public:
   }
 
   // The v1beta1 contract's status.ready mirrors the latch.
-  void summarize(WorkloadPass& pass) const override { typed(pass).status_.ready = pass.latched(); }
+  void summarize(WorkloadPass& pass) const override {
+    machineOf(pass).status_.ready = pass.latched();
+  }
 
 private:
   // One health sample per bookkept reading: Healthy resets the count,
@@ -126,7 +128,7 @@ private:
   // for its post-apply refresh (lastRefresh = its finish).
   void sample(WorkloadPass& pass, const workspace::MachineOutputs& outputs,
               const workspace::HealthCondition& health) const {
-    MachineObject& t = typed(pass);
+    MachineObject& t = machineOf(pass);
     if (pass.health_sample) {
       if (health.reason == cond::kReasonHealthy) {
         t.status_.unhealthy_samples.reset();
@@ -152,7 +154,7 @@ private:
   // withdrawn.
   absl::Status reconcileRemediation(WorkloadPass& pass,
                                     const workspace::HealthCondition& health) const {
-    const MachineObject& t = typed(pass);
+    const MachineObject& t = machineOf(pass);
     if (!pass.schedule.annotate_machine || !pass.owner.is_object()) {
       return absl::OkStatus();
     }
@@ -211,7 +213,7 @@ private:
 protected:
   const std::optional<api::IdentityReference>&
   identityRef(const WorkloadPass& pass) const override {
-    return typed(pass).object.spec.identity_ref;
+    return machineOf(pass).object.spec.identity_ref;
   }
 };
 

@@ -27,10 +27,10 @@ constexpr std::string_view kReplicasManager = "captf";
 
 using PoolObject = MemberObject<api::TerraformMachinePool>;
 
-PoolObject& typed(WorkloadPass& pass) {
+PoolObject& poolOf(WorkloadPass& pass) {
   return static_cast<PoolObject&>(*pass.typed);
 }
-const PoolObject& typed(const WorkloadPass& pass) {
+const PoolObject& poolOf(const WorkloadPass& pass) {
   return static_cast<const PoolObject&>(*pass.typed);
 }
 
@@ -53,12 +53,12 @@ public:
 
   lifecycle::EffectiveSchedule schedule(const WorkloadPass& pass,
                                         std::chrono::seconds default_interval) const override {
-    return lifecycle::resolveSchedule(typed(pass).object.spec, clusterDefaults(pass),
+    return lifecycle::resolveSchedule(poolOf(pass).object.spec, clusterDefaults(pass),
                                       default_interval);
   }
 
   absl::StatusOr<json> roleInputs(WorkloadPass& pass) override {
-    PoolObject& t = typed(pass);
+    PoolObject& t = poolOf(pass);
     pass.set(cond::kDependenciesReady, ConditionStatus::kTrue, cond::kReasonDependenciesReady, "");
     reportAutoscaling(pass);
     return contract::toInputsJson(workspace::machinePoolInputs(t.object, pass.cluster_name,
@@ -69,7 +69,7 @@ public:
   // Outputs, the provisioned latch, spec.providerID(List), status.replicas
   // and instances, health, and the replica write-back.
   absl::Status reconcileOutputs(WorkloadPass& pass) override {
-    PoolObject& t = typed(pass);
+    PoolObject& t = poolOf(pass);
     const bool latched = pass.latched();
     const workspace::MachinePoolOutputs outputs =
         workspace::decodeMachinePoolOutputs(pass.state.summary.outputs);
@@ -100,7 +100,7 @@ public:
   // Membership converges while spec.providerIDList and status.replicas
   // differ (docs/decisions/manager-machine-pool.md).
   void decisionInput(const WorkloadPass& pass, lifecycle::DecisionInput& in) const override {
-    const PoolObject& t = typed(pass);
+    const PoolObject& t = poolOf(pass);
     in.provider_id_count = static_cast<std::int32_t>(t.object.spec.provider_id_list.size());
     in.observed_replicas = t.status_.replicas;
   }
@@ -108,7 +108,7 @@ public:
   // status.ready mirrors the latch; status.replicas is always written
   // (Cluster API reads it).
   void summarize(WorkloadPass& pass) const override {
-    PoolObject& t = typed(pass);
+    PoolObject& t = poolOf(pass);
     t.status_.ready = pass.latched();
     if (!t.status_.replicas) {
       t.status_.replicas = 0;
@@ -118,7 +118,7 @@ public:
 protected:
   const std::optional<api::IdentityReference>&
   identityRef(const WorkloadPass& pass) const override {
-    return typed(pass).object.spec.identity_ref;
+    return poolOf(pass).object.spec.identity_ref;
   }
 
 private:
@@ -152,7 +152,7 @@ private:
   // follow the outputs, in one patch.
   absl::Status reconcileMembers(WorkloadPass& pass,
                                 const workspace::MachinePoolOutputs& outputs) const {
-    PoolObject& t = typed(pass);
+    PoolObject& t = poolOf(pass);
     json spec = json::object();
     if (outputs.provider_id && outputs.provider_id != t.object.spec.provider_id) {
       spec["providerID"] = *outputs.provider_id;
@@ -187,7 +187,7 @@ private:
     if (!pass.owner.is_object()) {
       return absl::OkStatus();
     }
-    const PoolObject& t = typed(pass);
+    const PoolObject& t = poolOf(pass);
     const workspace::AutoscalingReading reading = reportAutoscaling(pass);
     const json annotations = kube::meta::annotations(pass.owner);
     const std::string key = str(api::kAnnotationReplicasManagedBy);

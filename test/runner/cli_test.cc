@@ -24,8 +24,8 @@ using ::captf::runner::testing::TempDir;
 using ::captf::runner::testing::writeText;
 using ::testing::HasSubstr;
 
-constexpr char kRunner[] = CAPTF_RUNNER_BINARY;
-constexpr char kChild[] = CAPTF_RUNNER_TEST_CHILD;
+using ::captf::runner::testing::kChild;
+using ::captf::runner::testing::kRunner;
 
 struct Exit {
   int code = -1;

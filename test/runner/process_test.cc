@@ -21,7 +21,7 @@ using ::captf::runner::testing::TempDir;
 using ::captf::runner::testing::writeText;
 using ::testing::HasSubstr;
 
-constexpr char kChild[] = CAPTF_RUNNER_TEST_CHILD;
+using ::captf::runner::testing::kChild;
 
 class CollectingSink final : public OutputSink {
 public:

@@ -118,4 +118,13 @@ struct CapturedLog {
   Log log;
 };
 
+#ifdef CAPTF_RUNNER_TEST_CHILD
+// The test child program (child.cc), in a target that defines its path.
+inline constexpr char kChild[] = CAPTF_RUNNER_TEST_CHILD;
+#endif
+#ifdef CAPTF_RUNNER_BINARY
+// The runner executable, in a target that defines its path.
+inline constexpr char kRunner[] = CAPTF_RUNNER_BINARY;
+#endif
+
 } // namespace captf::runner::testing

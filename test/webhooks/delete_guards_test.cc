@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "test/manager/api/fixtures.h"
+#include "test/webhooks/field_errors.h"
 #include "webhooks/delete_guards.h"
 
 namespace captf::webhooks {
@@ -8,6 +9,7 @@ namespace {
 
 namespace t = api::testing;
 using nlohmann::json;
+using testing::strings;
 
 api::TerraformMachine ownedMachine() {
   api::TerraformMachine m = t::minimalTerraformMachine();
@@ -32,14 +34,6 @@ const char* const kRefused =
     "metadata.ownerReferences: Forbidden: TerraformMachine is owned by Machine "
     "\"prod-md-0-xyz\", which is not being deleted: delete the Machine instead; Cluster API "
     "deletes this object once the instance is gone";
-
-std::vector<std::string> strings(const FieldErrorList& errors) {
-  std::vector<std::string> out;
-  for (const FieldError& e : errors) {
-    out.push_back(toString(e));
-  }
-  return out;
-}
 
 TEST(MachineDeleteGuardTest, Table) {
   struct Case {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "test/manager/api/fixtures.h"
+#include "test/webhooks/field_errors.h"
 #include "webhooks/validators.h"
 
 namespace captf::webhooks {
@@ -11,14 +12,7 @@ namespace {
 namespace t = api::testing;
 using nlohmann::json;
 using Strings = std::vector<std::string>;
-
-Strings strings(const FieldErrorList& errors) {
-  Strings out;
-  for (const FieldError& e : errors) {
-    out.push_back(toString(e));
-  }
-  return out;
-}
+using testing::strings;
 
 template <class T> struct Case {
   const char* name;

@@ -11,7 +11,7 @@ using testing::configMap;
 using testing::event;
 using testing::FakeListerWatcher;
 
-const GroupVersionKind kConfigMap{"", "v1", "ConfigMap"};
+using testing::kConfigMap;
 
 // Returns scripted results per call and records the requests.
 class ScriptedReconciler final : public Reconciler {

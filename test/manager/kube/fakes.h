@@ -20,6 +20,10 @@
 
 namespace captf::kube::testing {
 
+// Core kinds the tests read and write.
+inline const GroupVersionKind kConfigMap{"", "v1", "ConfigMap"};
+inline const GroupVersionKind kNamespace{"", "v1", "Namespace"};
+
 inline std::shared_ptr<spdlog::logger> quietLogger() {
   return std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::null_sink_mt>());
 }

@@ -16,7 +16,7 @@ using testing::configMap;
 using testing::event;
 using testing::FakeListerWatcher;
 
-const GroupVersionKind kConfigMap{"", "v1", "ConfigMap"};
+using testing::kConfigMap;
 
 ObjectList listOf(std::vector<Json> items, std::string rv, std::string continue_token = "") {
   ObjectList list;

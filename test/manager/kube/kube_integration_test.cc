@@ -38,8 +38,8 @@ namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-const GroupVersionKind kConfigMap{"", "v1", "ConfigMap"};
-const GroupVersionKind kNamespace{"", "v1", "Namespace"};
+using testing::kConfigMap;
+using testing::kNamespace;
 const GroupVersionKind kLease{"coordination.k8s.io", "v1", "Lease"};
 const GroupVersionKind kCrd{"apiextensions.k8s.io", "v1", "CustomResourceDefinition"};
 const GroupVersionKind kWidget{"test.captf.io", "v1", "Widget"};

@@ -10,8 +10,8 @@ namespace {
 
 using testing::FakeTransport;
 
-const GroupVersionKind kConfigMap{"", "v1", "ConfigMap"};
-const GroupVersionKind kNamespace{"", "v1", "Namespace"};
+using testing::kConfigMap;
+using testing::kNamespace;
 const GroupVersionKind kWidget{"example.io", "v1", "Widget"};
 
 // Counts refreshes; the token changes after each invalidate().

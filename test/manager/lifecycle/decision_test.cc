@@ -52,7 +52,7 @@ struct Expect {
   std::optional<seconds> requeue{};
 };
 
-struct Case {
+struct DecisionCase {
   std::string name{};
   contract::Role role = contract::Role::kCluster;
   std::function<void(DecisionInput&)> setup;
@@ -67,8 +67,8 @@ Expect held(Trigger trigger, Hold hold, std::optional<seconds> requeue) {
   return Expect{.trigger = trigger, .hold = hold, .requeue = requeue};
 }
 
-void runCases(const std::vector<Case>& cases) {
-  for (const Case& c : cases) {
+void runCases(const std::vector<DecisionCase>& cases) {
+  for (const DecisionCase& c : cases) {
     SCOPED_TRACE(c.name);
     DecisionInput in = base(c.role);
     if (c.setup) {

@@ -13,8 +13,8 @@ using api::ConditionStatus;
 using testing::at;
 using ::testing::ElementsAre;
 
-api::Condition cond(std::string_view type, ConditionStatus status, std::string reason,
-                    std::string message = "") {
+api::Condition makeCondition(std::string_view type, ConditionStatus status, std::string reason,
+                             std::string message = "") {
   return api::Condition{.type = std::string(type),
                         .status = status,
                         .observed_generation = 1,
@@ -77,10 +77,10 @@ TEST(ReadyTest, ReadyInputsPerKind) {
 }
 
 TEST(ReadyTest, Summary) {
-  const api::Condition healthy =
-      cond(c::kInfrastructureHealthy, ConditionStatus::kTrue, std::string(c::kReasonHealthy));
+  const api::Condition healthy = makeCondition(c::kInfrastructureHealthy, ConditionStatus::kTrue,
+                                               std::string(c::kReasonHealthy));
   const api::Condition not_deleting =
-      cond(c::kDeleting, ConditionStatus::kFalse, std::string(c::kReasonNotDeleting));
+      makeCondition(c::kDeleting, ConditionStatus::kFalse, std::string(c::kReasonNotDeleting));
   struct Case {
     std::string name{};
     contract::Role role{};
@@ -101,7 +101,8 @@ TEST(ReadyTest, Summary) {
       {"deleting (negative polarity) makes Ready False",
        contract::Role::kMachine,
        true,
-       {healthy, cond(c::kDeleting, ConditionStatus::kTrue, "Deleting", "destroy running")},
+       {healthy,
+        makeCondition(c::kDeleting, ConditionStatus::kTrue, "Deleting", "destroy running")},
        ConditionStatus::kFalse,
        "NotReady",
        "* Deleting: destroy running"},
@@ -109,8 +110,8 @@ TEST(ReadyTest, Summary) {
        contract::Role::kCluster,
        true,
        {healthy, not_deleting,
-        cond(c::kIdentityAllowed, ConditionStatus::kFalse, "NamespaceNotAllowed"),
-        cond(c::kDriftDetected, ConditionStatus::kTrue, "DriftReported")},
+        makeCondition(c::kIdentityAllowed, ConditionStatus::kFalse, "NamespaceNotAllowed"),
+        makeCondition(c::kDriftDetected, ConditionStatus::kTrue, "DriftReported")},
        ConditionStatus::kTrue,
        "Ready",
        ""},
@@ -118,14 +119,15 @@ TEST(ReadyTest, Summary) {
        contract::Role::kMachinePool,
        true,
        {healthy, not_deleting,
-        cond(c::kApplyJobSucceeded, ConditionStatus::kFalse, "ApplyFailed", "step apply failed")},
+        makeCondition(c::kApplyJobSucceeded, ConditionStatus::kFalse, "ApplyFailed",
+                      "step apply failed")},
        ConditionStatus::kFalse,
        "NotReady",
        "* ApplyJobSucceeded: step apply failed"},
       {"before provisioning a waiting dependency is Unknown; missing ones are listed",
        contract::Role::kMachine,
        false,
-       {cond(c::kDependenciesReady, ConditionStatus::kUnknown, "WaitingForBootstrapData"),
+       {makeCondition(c::kDependenciesReady, ConditionStatus::kUnknown, "WaitingForBootstrapData"),
         not_deleting},
        ConditionStatus::kUnknown,
        "ReadyUnknown",
@@ -140,7 +142,8 @@ TEST(ReadyTest, Summary) {
       {"False wins over Unknown and only the False inputs are listed",
        contract::Role::kCluster,
        true,
-       {cond(c::kInfrastructureHealthy, ConditionStatus::kFalse, "Provisioning", "apply running")},
+       {makeCondition(c::kInfrastructureHealthy, ConditionStatus::kFalse, "Provisioning",
+                      "apply running")},
        ConditionStatus::kFalse,
        "NotReady",
        "* InfrastructureHealthy: apply running"},

@@ -4,7 +4,9 @@
 # cache pays for it.
 set -euo pipefail
 RIG_CACHE=${RIG_CACHE:-$HOME/.cache/captf-rig}
-export GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=0
+# No DWARF from the compiler either: the binaries are stripped (-s -w), and
+# generating it costs about 8 % of a cold build (docs/decisions/ci-budget.md).
+export GOTOOLCHAIN=local GOFLAGS="-mod=mod -gcflags=all=-dwarf=false" CGO_ENABLED=0
 export GOMODCACHE=${GOMODCACHE:-$RIG_CACHE/gomod} GOCACHE=${GOCACHE:-$RIG_CACHE/gobuild}
 
 # The versions the rig pins, or the nearest one the proxy serves
