@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -11,6 +12,7 @@
 
 namespace captf::lint {
 
+using contract::isAsciiDigits;
 using contract::strCat;
 
 namespace {
@@ -224,30 +226,239 @@ void checkProviderBody(const ModuleFile& file, const hcl::Body& body, std::vecto
   }
 }
 
-// `ignore_changes = all`, or a list whose source text names the desired
-// capacity (matchesDesiredCapacity).
-bool ignoresDesiredCapacity(const ModuleFile& file, const hcl::Body& resource) {
-  for (const hcl::Block& lifecycle : resource.blocks) {
-    if (lifecycle.type != "lifecycle") {
-      continue;
+// The capacity table of pool/autoscaling-ignore-changes, as docs/lint.md#capacity-attributes
+// lists it: keep the two in step.
+constexpr auto kCapacityAttributes = std::to_array<CapacityAttribute>({
+    {"aws_autoscaling_group", "desired_capacity", ""},
+    {"aws_eks_node_group", "scaling_config[0].desired_size", ""},
+    {"azurerm_linux_virtual_machine_scale_set", "instances", ""},
+    {"azurerm_windows_virtual_machine_scale_set", "instances", ""},
+    {"azurerm_orchestrated_virtual_machine_scale_set", "instances", ""},
+    {"azurerm_virtual_machine_scale_set", "sku[0].capacity", ""},
+    {"azurerm_kubernetes_cluster_node_pool", "node_count", ""},
+    {"google_compute_instance_group_manager", "target_size", "google_compute_autoscaler"},
+    {"google_compute_region_instance_group_manager", "target_size",
+     "google_compute_region_autoscaler"},
+    {"google_container_node_pool", "node_count", ""},
+    {"oci_core_instance_pool", "size", ""},
+    {"oci_containerengine_node_pool", "node_config_details[0].size", ""},
+    {"openstack_containerinfra_nodegroup_v1", "node_count", ""},
+    {"ibm_is_instance_group", "instance_count", ""},
+});
+
+// `expr` without parentheses or a "${...}" wrapper (a pointer: the result
+// is `expr` itself or an expression inside it).
+const hcl::Expression* unwrap(const hcl::Expression* expr) {
+  if (const auto* p = expr->as<hcl::ParenthesesExpr>()) {
+    return unwrap(p->inner.get());
+  }
+  if (const auto* t = expr->as<hcl::TemplateExpr>()) {
+    if (const hcl::Expression* wrapped = t->wrappedExpression()) {
+      return unwrap(wrapped);
     }
-    const hcl::Attribute* ignore = lifecycle.body.attribute("ignore_changes");
+  }
+  return expr;
+}
+
+// The block and attribute names of a path as ignore_changes writes it, without index steps:
+// "sku[0].capacity" and the legacy "sku.0.capacity" are both {sku, capacity}.
+std::vector<std::string> pathNames(std::string_view path) {
+  std::vector<std::string> names;
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    const std::size_t dot = std::min(path.find('.', start), path.size());
+    std::string_view part = path.substr(start, dot - start);
+    part = part.substr(0, part.find('['));
+    if (!part.empty() && !isAsciiDigits(part)) {
+      names.emplace_back(part);
+    }
+    start = dot + 1;
+  }
+  return names;
+}
+
+// The names an ignore_changes element refers to (a reference such as `sku[0].capacity`, or a
+// legacy string), without index steps; empty for any other expression.
+std::vector<std::string> elementNames(const hcl::Expression& element) {
+  const hcl::Expression& e = *unwrap(&element);
+  if (const auto* t = e.as<hcl::ScopeTraversalExpr>()) {
+    std::vector<std::string> names{t->root};
+    for (const hcl::TraversalStep& step : t->steps) {
+      if (step.kind == hcl::TraversalStep::Kind::kAttr) {
+        names.push_back(step.name);
+      }
+    }
+    return names;
+  }
+  if (const auto* t = e.as<hcl::TemplateExpr>()) {
+    if (const auto literal = t->literalValue()) {
+      return pathNames(*literal);
+    }
+  }
+  return {};
+}
+
+// What a boolean condition is while autoscaling is on, when var.autoscaling.enabled decides it:
+// that reference, bool literals, and !, ==, !=, && and || of such conditions. nullopt when it
+// depends on anything else (a local is not followed).
+std::optional<bool> whileAutoscaling(const hcl::Expression& condition) {
+  const hcl::Expression& e = *unwrap(&condition);
+  if (const auto* t = e.as<hcl::ScopeTraversalExpr>()) {
+    if (refersTo(*t, kAutoscaling) && t->steps.size() == 2 && t->steps[1].name == "enabled") {
+      return true;
+    }
+    return std::nullopt;
+  }
+  if (const auto* lit = e.as<hcl::LiteralExpr>();
+      lit != nullptr && lit->type == hcl::LiteralType::kBool) {
+    return lit->bool_value;
+  }
+  if (const auto* u = e.as<hcl::UnaryOpExpr>(); u != nullptr && u->op == hcl::UnaryOp::kNot) {
+    const auto operand = whileAutoscaling(*u->operand);
+    return operand.has_value() ? std::optional<bool>(!*operand) : std::nullopt;
+  }
+  const auto* b = e.as<hcl::BinaryOpExpr>();
+  if (b == nullptr) {
+    return std::nullopt;
+  }
+  const auto l = whileAutoscaling(*b->lhs);
+  const auto r = whileAutoscaling(*b->rhs);
+  if (b->op == hcl::BinaryOp::kAnd) {
+    if (l == false || r == false) {
+      return false;
+    }
+    return l.has_value() && r.has_value() ? std::optional<bool>(true) : std::nullopt;
+  }
+  if (b->op == hcl::BinaryOp::kOr) {
+    if (l == true || r == true) {
+      return true;
+    }
+    return l.has_value() && r.has_value() ? std::optional<bool>(false) : std::nullopt;
+  }
+  if ((b->op == hcl::BinaryOp::kEqual || b->op == hcl::BinaryOp::kNotEqual) && l.has_value() &&
+      r.has_value()) {
+    return (*l == *r) == (b->op == hcl::BinaryOp::kEqual);
+  }
+  return std::nullopt;
+}
+
+// The branch `expr` takes while autoscaling is on, through conditionals whose condition
+// whileAutoscaling decides; `expr` itself (unwrapped) otherwise.
+const hcl::Expression& valueWhileAutoscaling(const hcl::Expression& expr) {
+  const hcl::Expression& e = *unwrap(&expr);
+  if (const auto* c = e.as<hcl::ConditionalExpr>()) {
+    if (const auto on = whileAutoscaling(*c->condition)) {
+      return valueWhileAutoscaling(*on ? *c->true_result : *c->false_result);
+    }
+  }
+  return e;
+}
+
+// [], {}, or toset/tolist/tomap of one.
+bool isEmptyCollection(const hcl::Expression& expr) {
+  const hcl::Expression& e = *unwrap(&expr);
+  if (const auto* t = e.as<hcl::TupleExpr>()) {
+    return t->elements.empty();
+  }
+  if (const auto* o = e.as<hcl::ObjectExpr>()) {
+    return o->items.empty();
+  }
+  const hcl::FunctionCallExpr* call = nullptr;
+  if (isCall(e, "toset", &call) || isCall(e, "tolist", &call) || isCall(e, "tomap", &call)) {
+    return call->args.size() == 1 && !call->expand_final && isEmptyCollection(*call->args[0]);
+  }
+  return false;
+}
+
+// A resource whose `count` is 0, or whose `for_each` is empty, while autoscaling is on: it
+// exists only while autoscaling is off (docs/lint.md#capacity-attributes).
+bool existsOnlyWhileAutoscalingOff(const hcl::Body& resource) {
+  if (const hcl::Attribute* count = resource.attribute("count");
+      count != nullptr && count->expr != nullptr) {
+    const auto* lit = valueWhileAutoscaling(*count->expr).as<hcl::LiteralExpr>();
+    return lit != nullptr && lit->type == hcl::LiteralType::kNumber && lit->text == "0";
+  }
+  if (const hcl::Attribute* each = resource.attribute("for_each");
+      each != nullptr && each->expr != nullptr) {
+    return isEmptyCollection(valueWhileAutoscaling(*each->expr));
+  }
+  return false;
+}
+
+// Whether the resource leaves the table attribute unset while autoscaling is on: omitted, or
+// null in the branch taken then. A dynamic block on the path counts as setting it.
+bool capacityUnsetWhileAutoscaling(const hcl::Body& resource, std::string_view attribute) {
+  const std::vector<std::string> names = pathNames(attribute);
+  if (names.empty()) {
+    return false;
+  }
+  const hcl::Body* body = &resource;
+  for (std::size_t i = 0; i + 1 < names.size(); ++i) {
+    const auto named = [&](const hcl::Block& b) { return b.type == names[i]; };
+    const auto block = std::find_if(body->blocks.begin(), body->blocks.end(), named);
+    if (block == body->blocks.end()) {
+      return std::none_of(body->blocks.begin(), body->blocks.end(), [&](const hcl::Block& b) {
+        return b.type == "dynamic" && !b.labels.empty() && b.labels[0].value == names[i];
+      });
+    }
+    body = &block->body;
+  }
+  const hcl::Attribute* attr = body->attribute(names.back());
+  return attr == nullptr || attr->expr == nullptr ||
+         isLiteralNull(valueWhileAutoscaling(*attr->expr));
+}
+
+// Whether a resource of type `autoscaler_type` has a `target` that references `pool`.
+bool targetedByAutoscaler(const Resource& pool, std::string_view autoscaler_type,
+                          const std::vector<Resource>& resources) {
+  return std::any_of(resources.begin(), resources.end(), [&](const Resource& r) {
+    if (r.mode != Resource::Mode::kManaged || r.type != autoscaler_type) {
+      return false;
+    }
+    const hcl::Attribute* target = r.block->body.attribute("target");
+    if (target == nullptr || target->expr == nullptr) {
+      return false;
+    }
+    const auto refs = hcl::references(*target->expr);
+    return std::any_of(refs.begin(), refs.end(), [&](const hcl::ScopeTraversalExpr* ref) {
+      return ref->root == pool.type && !ref->steps.empty() &&
+             ref->steps[0].kind == hcl::TraversalStep::Kind::kAttr &&
+             ref->steps[0].name == pool.name;
+    });
+  });
+}
+
+// Whether a lifecycle block of the resource ignores changes to `row`'s attribute or, without a
+// row, to the attribute of any row.
+bool ignoresCapacity(const hcl::Body& resource, const CapacityAttribute* row) {
+  for (const hcl::Block& lifecycle : resource.blocks) {
+    const hcl::Attribute* ignore =
+        lifecycle.type == "lifecycle" ? lifecycle.body.attribute("ignore_changes") : nullptr;
     if (ignore == nullptr || ignore->expr == nullptr) {
       continue;
     }
-    if (const auto* t = ignore->expr->as<hcl::ScopeTraversalExpr>();
-        t != nullptr && t->root == "all" && t->steps.empty()) {
-      return true;
-    }
-    if (matchesDesiredCapacity(file.valueText(*ignore))) {
+    if (row != nullptr ? ignoresAttribute(*ignore->expr, row->attribute)
+                       : std::any_of(kCapacityAttributes.begin(), kCapacityAttributes.end(),
+                                     [&](const CapacityAttribute& any) {
+                                       return ignoresAttribute(*ignore->expr, any.attribute);
+                                     })) {
       return true;
     }
   }
   return false;
 }
 
-bool isWordChar(char c) {
-  return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_';
+// The accepted patterns of docs/lint.md#capacity-attributes: the capacity is ignored, the
+// resource exists only while autoscaling is off, or the capacity is unset while autoscaling
+// and the row's autoscaler targets the resource.
+bool leavesCapacityToAutoscaler(const Resource& pool, const CapacityAttribute& row,
+                                const std::vector<Resource>& resources) {
+  const hcl::Body& body = pool.block->body;
+  if (ignoresCapacity(body, &row) || existsOnlyWhileAutoscalingOff(body)) {
+    return true;
+  }
+  return !row.autoscaler_type.empty() && capacityUnsetWhileAutoscaling(body, row.attribute) &&
+         targetedByAutoscaler(pool, row.autoscaler_type, resources);
 }
 
 } // namespace
@@ -277,41 +488,33 @@ const std::set<std::string_view>& credentialArgumentNames() {
   return kNames;
 }
 
-bool matchesDesiredCapacity(std::string_view text) {
-  constexpr auto kWords = std::to_array<std::string_view>(
-      {"desired_capacity", "desired_size", "target_size", "instance_count"});
-  const auto word_ends_at = [&](std::size_t end) {
-    return end == text.size() || !isWordChar(text[end]);
-  };
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (i > 0 && isWordChar(text[i - 1])) {
-      continue; // no word boundary before position i
-    }
-    const std::string_view rest = text.substr(i);
-    for (std::string_view word : kWords) {
-      if (rest.starts_with(word) && word_ends_at(i + word.size())) {
-        return true;
-      }
-    }
-    if (!rest.starts_with("sku")) {
-      continue;
-    }
-    std::size_t j = i + 3;
-    if (j < text.size() && text[j] == '[') {
-      std::size_t k = j + 1;
-      while (k < text.size() && absl::ascii_isdigit(static_cast<unsigned char>(text[k]))) {
-        ++k;
-      }
-      if (k > j + 1 && k < text.size() && text[k] == ']') {
-        j = k + 1;
-      }
-    }
-    constexpr std::string_view kCapacity = ".capacity";
-    if (text.substr(j).starts_with(kCapacity) && word_ends_at(j + kCapacity.size())) {
-      return true;
-    }
+std::span<const CapacityAttribute> capacityAttributes() {
+  return kCapacityAttributes;
+}
+
+const CapacityAttribute* capacityAttribute(std::string_view resource_type) {
+  const auto it = std::find_if(
+      kCapacityAttributes.begin(), kCapacityAttributes.end(),
+      [&](const CapacityAttribute& row) { return row.resource_type == resource_type; });
+  return it == kCapacityAttributes.end() ? nullptr : &*it;
+}
+
+bool ignoresAttribute(const hcl::Expression& ignore_changes, std::string_view attribute) {
+  const hcl::Expression& value = *unwrap(&ignore_changes);
+  if (const auto* t = value.as<hcl::ScopeTraversalExpr>();
+      t != nullptr && t->root == "all" && t->steps.empty()) {
+    return true;
   }
-  return false;
+  const auto* list = value.as<hcl::TupleExpr>();
+  if (list == nullptr) {
+    return false;
+  }
+  const std::vector<std::string> wanted = pathNames(attribute);
+  return std::any_of(list->elements.begin(), list->elements.end(), [&](const hcl::ExprPtr& e) {
+    const std::vector<std::string> names = elementNames(*e);
+    return !names.empty() && names.size() <= wanted.size() &&
+           std::equal(names.begin(), names.end(), wanted.begin());
+  });
 }
 
 bool referencesVariable(const LoadedModule& module, std::string_view name, Forwarding forwarding) {
@@ -493,18 +696,42 @@ void checkAutoscalingIgnoreChanges(const ModuleTree& tree, std::vector<Finding>&
     if (!referencesVariable(*module, kAutoscaling, Forwarding::kIgnore)) {
       continue;
     }
-    bool handled = false;
-    for (const Resource& r : module->expressions().resources) {
-      if (r.mode != Resource::Mode::kManaged || !bodyReferences(r.block->body, kAutoscaling)) {
+    const std::vector<Resource>& resources = module->expressions().resources;
+    // Every resource of the capacity table must leave its capacity to the autoscaler. A JSON
+    // resource is not read: it counts as unknown, which is accepted.
+    bool has_table_resource = false;
+    const Resource* resets = nullptr;
+    const CapacityAttribute* resets_row = nullptr;
+    for (const Resource& r : resources) {
+      const CapacityAttribute* row =
+          r.mode == Resource::Mode::kManaged ? capacityAttribute(r.type) : nullptr;
+      if (row == nullptr) {
         continue;
       }
-      // A JSON resource's ignore_changes is not read: it counts as unknown,
-      // which is accepted.
-      if (r.file->syntax == Syntax::kJson || ignoresDesiredCapacity(*r.file, r.block->body)) {
-        handled = true;
-        break;
+      has_table_resource = true;
+      if (resets == nullptr && r.file->syntax == Syntax::kNative &&
+          !leavesCapacityToAutoscaler(r, *row, resources)) {
+        resets = &r;
+        resets_row = row;
       }
     }
+    if (resets != nullptr) {
+      out.push_back(finding("pool/autoscaling-ignore-changes", Severity::kWarning,
+                            moduleLocation(*module),
+                            strCat("the module uses var.autoscaling, but resource ", resets->type,
+                                   ".", resets->name, " manages its desired capacity ",
+                                   resets_row->attribute, ": every apply resets the autoscaler")));
+      continue;
+    }
+    if (has_table_resource) {
+      continue;
+    }
+    // No resource of the table: one that uses var.autoscaling must ignore a capacity attribute
+    // of the table.
+    const bool handled = std::any_of(resources.begin(), resources.end(), [](const Resource& r) {
+      return r.mode == Resource::Mode::kManaged && bodyReferences(r.block->body, kAutoscaling) &&
+             (r.file->syntax == Syntax::kJson || ignoresCapacity(r.block->body, nullptr));
+    });
     if (!handled) {
       out.push_back(finding("pool/autoscaling-ignore-changes", Severity::kWarning,
                             moduleLocation(*module),

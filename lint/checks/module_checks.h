@@ -1,6 +1,7 @@
 #pragma once
 
 #include <set>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -47,12 +48,27 @@ bool referencesVariable(const LoadedModule& module, std::string_view name, Forwa
 // expressions; a conditional with both branches sorted.
 bool isSorted(const hcl::Expression& expr);
 
-// Whether `text` matches the desired-capacity pattern of
-// pool/autoscaling-ignore-changes,
-// \b(desired_capacity|desired_size|target_size|instance_count)\b|\bsku(\[\d+\])?\.capacity\b
-// (hand-written: std::regex recurses once per input character, and this
-// text comes from the module).
-bool matchesDesiredCapacity(std::string_view text);
+// One row of the capacity table of pool/autoscaling-ignore-changes
+// (docs/lint.md#capacity-attributes): a scaling resource type, the attribute that holds its
+// desired capacity as `ignore_changes` names it, and the autoscaler resource type whose `target`
+// may point at it (empty when the provider has none the check knows).
+struct CapacityAttribute {
+  std::string_view resource_type;
+  std::string_view attribute;
+  std::string_view autoscaler_type;
+};
+
+// The capacity table, in the order of docs/lint.md#capacity-attributes.
+std::span<const CapacityAttribute> capacityAttributes();
+
+// The table's row for `resource_type`, or nullptr.
+const CapacityAttribute* capacityAttribute(std::string_view resource_type);
+
+// Whether the value of `lifecycle { ignore_changes = ... }` covers `attribute` (a table
+// attribute such as "scaling_config[0].desired_size"): `all`, or a list with an element that
+// names the attribute or a block or attribute containing it, as a reference or a legacy string;
+// index steps are not compared.
+bool ignoresAttribute(const hcl::Expression& ignore_changes, std::string_view attribute);
 
 // The credential argument names of module/provider-config, lower case.
 const std::set<std::string_view>& credentialArgumentNames();

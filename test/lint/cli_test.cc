@@ -92,6 +92,16 @@ TEST(Cli, StrictAndAllowWarning) {
   EXPECT_EQ(repeated.code, kExitOk);
 }
 
+// Issue 40: pools that leave their capacity to the autoscaler pass --strict
+// (docs/lint.md#capacity-attributes).
+TEST(Cli, StrictPassesAutoscaledPoolsOfEachProvider) {
+  for (std::string_view name :
+       {"machinepool-aws", "machinepool-azure", "machinepool-gcp", "machinepool-oci"}) {
+    const CliRun r = run({"module", "--role", "machinepool", "--strict", fixture(name)});
+    EXPECT_EQ(r.code, kExitOk) << name << "\n" << r.out << r.err;
+  }
+}
+
 TEST(Cli, UnparsableModuleExitsTwo) {
   const CliRun r = run({"module", fixture("parse-error"), "--role", "cluster"});
   EXPECT_EQ(r.code, kExitUnparsable);

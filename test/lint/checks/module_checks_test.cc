@@ -1,5 +1,7 @@
 #include <algorithm>
+#include <array>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -15,7 +17,9 @@ namespace captf::lint {
 namespace {
 
 using ::testing::ElementsAre;
+using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::SizeIs;
 using testing::TempModule;
 
 RoleContract contractFor(std::string_view role) {
@@ -177,9 +181,10 @@ module "net" {
 }
 
 TEST(ModuleChecks, AutoscalingIgnoreChangesForms) {
-  const auto pool = [](std::string_view lifecycle) {
+  const auto pool = [](std::string_view type, std::string_view lifecycle) {
     return contract::strCat(R"(variable "autoscaling" { type = any }
-resource "aws_autoscaling_group" "g" {
+resource ")",
+                            type, R"(" "g" {
   min_size = var.autoscaling.min
 )",
                             lifecycle, "}\n");
@@ -191,20 +196,32 @@ resource "aws_autoscaling_group" "g" {
     checkAutoscalingIgnoreChanges(*tree, out);
     return out.size();
   };
-  for (std::string_view ok :
-       {"  lifecycle {\n    ignore_changes = all\n  }\n",
-        "  lifecycle {\n    ignore_changes = [desired_capacity]\n  }\n",
-        "  lifecycle {\n    ignore_changes = [sku[0].capacity, tags]\n  }\n",
-        "  lifecycle {\n    ignore_changes = [scaling_config[0].desired_size]\n  }\n"}) {
+  for (const auto& [type, ok] : std::to_array<std::pair<std::string_view, std::string_view>>(
+           {{"aws_autoscaling_group", "  lifecycle {\n    ignore_changes = all\n  }\n"},
+            {"aws_autoscaling_group",
+             "  lifecycle {\n    ignore_changes = [desired_capacity]\n  }\n"},
+            {"azurerm_virtual_machine_scale_set",
+             "  lifecycle {\n    ignore_changes = [sku[0].capacity, tags]\n  }\n"},
+            {"aws_eks_node_group",
+             "  lifecycle {\n    ignore_changes = [scaling_config[0].desired_size]\n  }\n"},
+            // A type outside the capacity table may ignore any attribute of the table.
+            {"custom_scaling_group",
+             "  lifecycle {\n    ignore_changes = [instance_count]\n  }\n"}})) {
     TempModule m;
-    m.write("main.tf", pool(ok));
-    EXPECT_EQ(warnings(m.path()), 0u) << ok;
+    m.write("main.tf", pool(type, ok));
+    EXPECT_EQ(warnings(m.path()), 0u) << type << ok;
   }
-  for (std::string_view bad : {"", "  lifecycle {\n    ignore_changes = [tags]\n  }\n",
-                               "  lifecycle {\n    ignore_changes = [desired_capacity_x]\n  }\n"}) {
+  for (const auto& [type, bad] : std::to_array<std::pair<std::string_view, std::string_view>>(
+           {{"aws_autoscaling_group", ""},
+            {"aws_autoscaling_group", "  lifecycle {\n    ignore_changes = [tags]\n  }\n"},
+            {"aws_autoscaling_group",
+             "  lifecycle {\n    ignore_changes = [desired_capacity_x]\n  }\n"},
+            // In the table, only the type's own capacity attribute counts.
+            {"aws_autoscaling_group", "  lifecycle {\n    ignore_changes = [target_size]\n  }\n"},
+            {"custom_scaling_group", "  lifecycle {\n    ignore_changes = [tags]\n  }\n"}})) {
     TempModule m;
-    m.write("main.tf", pool(bad));
-    EXPECT_EQ(warnings(m.path()), 1u) << bad;
+    m.write("main.tf", pool(type, bad));
+    EXPECT_EQ(warnings(m.path()), 1u) << type << bad;
   }
   {
     // A JSON resource is accepted; a module that never reads var.autoscaling is not checked.
@@ -222,7 +239,7 @@ resource "aws_autoscaling_group" "g" {
     TempModule m;
     m.write("main.tf",
             "module \"pool\" {\n  source = \"./pool\"\n  autoscaling = var.autoscaling\n}\n");
-    m.write("pool/main.tf", pool(""));
+    m.write("pool/main.tf", pool("aws_autoscaling_group", ""));
     auto tree = loadModuleTree(m.path());
     ASSERT_TRUE(tree.ok());
     std::vector<Finding> out;
@@ -233,24 +250,231 @@ resource "aws_autoscaling_group" "g" {
   }
 }
 
-TEST(ModuleChecks, DesiredCapacityPattern) {
-  for (std::string_view yes :
-       {"[desired_capacity]", "desired_size", "[tags, target_size]", "instance_count",
-        "[sku[0].capacity]", "sku.capacity", "x.sku[12].capacity", "[\"desired_capacity\"]"}) {
-    EXPECT_TRUE(matchesDesiredCapacity(yes)) << yes;
+TEST(ModuleChecks, IgnoresCapacityAttribute) {
+  const auto ignores = [](std::string_view ignore_changes, std::string_view attribute) {
+    auto e = hcl::parseExpression(ignore_changes, "t");
+    EXPECT_TRUE(e.ok()) << e.status();
+    return e.ok() && ignoresAttribute(**e, attribute);
+  };
+  EXPECT_TRUE(ignores("all", "instances"));
+  EXPECT_TRUE(ignores("[instances]", "instances"));
+  EXPECT_TRUE(ignores("[tags, target_size]", "target_size"));
+  EXPECT_TRUE(ignores("[\"desired_capacity\"]", "desired_capacity"));
+  EXPECT_TRUE(ignores("[sku[0].capacity]", "sku[0].capacity"));
+  EXPECT_TRUE(ignores("[sku.capacity]", "sku[0].capacity"));
+  EXPECT_TRUE(ignores("[\"sku.0.capacity\"]", "sku[0].capacity"));
+  EXPECT_TRUE(ignores("[scaling_config]", "scaling_config[0].desired_size"));
+  EXPECT_FALSE(ignores("[]", "instances"));
+  EXPECT_FALSE(ignores("[tags]", "instances"));
+  EXPECT_FALSE(ignores("[instances_x]", "instances"));
+  EXPECT_FALSE(ignores("[desired_size]", "scaling_config[0].desired_size"));
+  EXPECT_FALSE(ignores("[sku[0].capacity_x]", "sku[0].capacity"));
+  EXPECT_FALSE(ignores("[sku[0].capacity.x]", "sku[0].capacity"));
+  EXPECT_FALSE(ignores("[sku[a].capacity]", "sku[0].capacity"));
+  EXPECT_FALSE(ignores("instances", "instances"));
+  // Every row of the table is found by its type, with a non-empty attribute.
+  for (const CapacityAttribute& row : capacityAttributes()) {
+    EXPECT_EQ(capacityAttribute(row.resource_type), &row);
+    EXPECT_TRUE(ignores(contract::strCat("[", row.attribute, "]"), row.attribute))
+        << row.resource_type;
   }
-  for (std::string_view no :
-       {"", "[tags]", "desired_capacity_x", "my_desired_size", "sku[].capacity", "sku[0]capacity",
-        "sku.capacity_x", "mysku.capacity", "sku[a].capacity"}) {
-    EXPECT_FALSE(matchesDesiredCapacity(no)) << no;
+  EXPECT_EQ(capacityAttribute("aws_instance"), nullptr);
+}
+
+// The messages of pool/autoscaling-ignore-changes for a module of one main.tf.
+std::vector<std::string> autoscalingMessages(std::string_view main_tf) {
+  TempModule m;
+  m.write("main.tf", contract::strCat("variable \"autoscaling\" { type = any }\n"
+                                      "variable \"replicas\" { type = number }\n",
+                                      main_tf));
+  auto tree = loadModuleTree(m.path());
+  EXPECT_TRUE(tree.ok()) << tree.status();
+  std::vector<Finding> out;
+  if (tree.ok()) {
+    checkAutoscalingIgnoreChanges(*tree, out);
   }
-  // Linear in the input: a long list is fine.
-  std::string big = "[";
-  for (int i = 0; i < 200000; ++i) {
-    big += "tags, ";
+  std::vector<std::string> messages;
+  for (const Finding& f : out) {
+    EXPECT_EQ(f.id, "pool/autoscaling-ignore-changes");
+    messages.push_back(f.message);
   }
-  EXPECT_FALSE(matchesDesiredCapacity(big));
-  EXPECT_TRUE(matchesDesiredCapacity(big + "sku[1].capacity]"));
+  return messages;
+}
+
+TEST(ModuleChecks, AutoscalingCapacityAttributeOfEachProvider) {
+  struct Pool {
+    std::string_view type;
+    std::string_view capacity; // how the resource sets it
+    std::string_view ignored;  // the ignore_changes entry
+  };
+  for (const Pool& p : std::to_array<Pool>({
+           {"aws_autoscaling_group", "desired_capacity = var.replicas", "desired_capacity"},
+           {"azurerm_linux_virtual_machine_scale_set", "instances = var.replicas", "instances"},
+           {"azurerm_windows_virtual_machine_scale_set", "instances = var.replicas", "instances"},
+           {"azurerm_orchestrated_virtual_machine_scale_set", "instances = var.replicas",
+            "instances"},
+           {"google_compute_region_instance_group_manager", "target_size = var.replicas",
+            "target_size"},
+           {"oci_core_instance_pool", "size = var.replicas", "size"},
+           {"openstack_containerinfra_nodegroup_v1", "node_count = var.replicas", "node_count"},
+       })) {
+    const auto module = [&](std::string_view lifecycle) {
+      return contract::strCat("resource \"", p.type, "\" \"pool\" {\n  ", p.capacity,
+                              "\n  tags = { autoscaled = var.autoscaling.enabled }\n", lifecycle,
+                              "}\n");
+    };
+    EXPECT_THAT(autoscalingMessages(module(contract::strCat("  lifecycle {\n    ignore_changes = [",
+                                                            p.ignored, "]\n  }\n"))),
+                IsEmpty())
+        << p.type;
+    EXPECT_THAT(autoscalingMessages(module("")),
+                ElementsAre(contract::strCat("the module uses var.autoscaling, but resource ",
+                                             p.type, ".pool manages its desired capacity ",
+                                             p.ignored, ": every apply resets the autoscaler")))
+        << p.type;
+  }
+  // The Azure scale set's capacity is `instances`, not another provider's attribute.
+  EXPECT_THAT(autoscalingMessages(R"(
+resource "azurerm_linux_virtual_machine_scale_set" "pool" {
+  instances = var.replicas
+  tags      = { autoscaled = var.autoscaling.enabled }
+  lifecycle {
+    ignore_changes = [desired_capacity]
+  }
+}
+)"),
+              ElementsAre(HasSubstr("azurerm_linux_virtual_machine_scale_set.pool")));
+}
+
+TEST(ModuleChecks, AutoscalingCapacitySetFromReplicasStillWarns) {
+  // AWS: min and max follow the autoscaler, but desired_capacity is reset to replicas.
+  EXPECT_THAT(autoscalingMessages(R"(
+resource "aws_autoscaling_group" "pool" {
+  min_size         = var.autoscaling.enabled ? var.autoscaling.min : var.replicas
+  max_size         = var.autoscaling.enabled ? var.autoscaling.max : var.replicas
+  desired_capacity = var.replicas
+}
+)"),
+              ElementsAre("the module uses var.autoscaling, but resource "
+                          "aws_autoscaling_group.pool manages its desired capacity "
+                          "desired_capacity: every apply resets the autoscaler"));
+  // GCP: an autoscaler targets the manager, whose target_size is always replicas.
+  EXPECT_THAT(autoscalingMessages(R"(
+resource "google_compute_region_instance_group_manager" "pool" {
+  target_size = var.replicas
+}
+resource "google_compute_region_autoscaler" "pool" {
+  count  = var.autoscaling.enabled ? 1 : 0
+  target = google_compute_region_instance_group_manager.pool.id
+  autoscaling_policy {
+    min_replicas = var.autoscaling.min
+    max_replicas = var.autoscaling.max
+  }
+}
+)"),
+              ElementsAre("the module uses var.autoscaling, but resource "
+                          "google_compute_region_instance_group_manager.pool manages its desired "
+                          "capacity target_size: every apply resets the autoscaler"));
+}
+
+TEST(ModuleChecks, AutoscalingCapacityNullWhileAnAutoscalerTargetsIt) {
+  const auto gcp = [](std::string_view manager, std::string_view target_size,
+                      std::string_view autoscaler, std::string_view target) {
+    return autoscalingMessages(contract::strCat(
+        "resource \"", manager, "\" \"pool\" {\n  ", target_size, "\n}\nresource \"", autoscaler,
+        "\" \"pool\" {\n  count  = var.autoscaling.enabled ? 1 : 0\n  target = ", target, "\n}\n"));
+  };
+  constexpr std::string_view kRegional = "google_compute_region_instance_group_manager";
+  constexpr std::string_view kRegionalAutoscaler = "google_compute_region_autoscaler";
+  constexpr std::string_view kZonal = "google_compute_instance_group_manager";
+  constexpr std::string_view kZonalAutoscaler = "google_compute_autoscaler";
+  const std::string regional_target = contract::strCat(kRegional, ".pool.id");
+  const std::string zonal_target = contract::strCat(kZonal, ".pool.self_link");
+  for (std::string_view ok : {
+           "target_size = var.autoscaling.enabled ? null : var.replicas",
+           "target_size = (var.autoscaling.enabled ? (null) : var.replicas)",
+           "target_size = !var.autoscaling.enabled ? var.replicas : null",
+           "target_size = var.autoscaling.enabled == false ? var.replicas : null",
+           "target_size = var.autoscaling[\"enabled\"] || var.pinned ? null : var.replicas",
+           "target_size = null",
+           "# target_size omitted",
+       }) {
+    EXPECT_THAT(gcp(kRegional, ok, kRegionalAutoscaler, regional_target), IsEmpty()) << ok;
+    EXPECT_THAT(gcp(kZonal, ok, kZonalAutoscaler, zonal_target), IsEmpty()) << ok;
+  }
+  // Set while autoscaling is on, or on a condition the check cannot decide.
+  for (std::string_view bad : {
+           "target_size = var.replicas",
+           "target_size = var.autoscaling.enabled ? var.replicas : null",
+           "target_size = var.autoscaling.enabled && var.pinned ? null : var.replicas",
+           "target_size = local.autoscaled ? null : var.replicas",
+       }) {
+    EXPECT_THAT(gcp(kRegional, bad, kRegionalAutoscaler, regional_target), SizeIs(1)) << bad;
+  }
+  // Null needs an autoscaler of the manager's kind that targets this manager.
+  const std::string_view null_on = "target_size = var.autoscaling.enabled ? null : var.replicas";
+  EXPECT_THAT(gcp(kRegional, null_on, kRegionalAutoscaler, "var.other_manager"), SizeIs(1));
+  EXPECT_THAT(gcp(kZonal, null_on, kRegionalAutoscaler, zonal_target), SizeIs(1));
+  EXPECT_THAT(autoscalingMessages(contract::strCat("resource \"", kRegional, "\" \"pool\" {\n  ",
+                                                   null_on, "\n}\n")),
+              SizeIs(1));
+  // Only for a row with an autoscaler: an Azure scale set's null instances is not left alone.
+  EXPECT_THAT(autoscalingMessages(R"(
+resource "azurerm_linux_virtual_machine_scale_set" "pool" {
+  instances = var.autoscaling.enabled ? null : var.replicas
+}
+resource "azurerm_monitor_autoscale_setting" "pool" {
+  target_resource_id = azurerm_linux_virtual_machine_scale_set.pool.id
+}
+)"),
+              SizeIs(1));
+}
+
+TEST(ModuleChecks, AutoscalingFixedPoolOnlyWhileAutoscalingIsOff) {
+  const auto oci = [](std::string_view autoscaled_lifecycle, std::string_view fixed_count) {
+    return autoscalingMessages(contract::strCat(R"(
+resource "oci_core_instance_pool" "autoscaled" {
+  count = var.autoscaling.enabled ? 1 : 0
+  size  = var.replicas
+)",
+                                                autoscaled_lifecycle, R"(}
+resource "oci_core_instance_pool" "fixed" {
+  )",
+                                                fixed_count, R"(
+  size = var.replicas
+}
+)"));
+  };
+  const std::string_view ignore_size = "  lifecycle {\n    ignore_changes = [size]\n  }\n";
+  for (std::string_view ok : {
+           "count = var.autoscaling.enabled ? 0 : 1",
+           "count = !var.autoscaling.enabled ? 1 : 0",
+           "for_each = var.autoscaling.enabled ? toset([]) : toset([\"fixed\"])",
+           "for_each = var.autoscaling.enabled ? {} : { fixed = true }",
+       }) {
+    EXPECT_THAT(oci(ignore_size, ok), IsEmpty()) << ok;
+  }
+  for (std::string_view bad : {
+           "count = var.autoscaling.enabled ? 1 : 0",
+           "count = 1",
+           "count = local.fixed ? 1 : 0",
+           "for_each = var.autoscaling.enabled ? toset([\"fixed\"]) : toset([])",
+       }) {
+    EXPECT_THAT(oci(ignore_size, bad),
+                ElementsAre(HasSubstr("oci_core_instance_pool.fixed manages its desired "
+                                      "capacity size")))
+        << bad;
+  }
+  // The fixed pool does not excuse the autoscaled one.
+  EXPECT_THAT(oci("", "count = var.autoscaling.enabled ? 0 : 1"),
+              ElementsAre(HasSubstr("oci_core_instance_pool.autoscaled manages")));
+}
+
+TEST(ModuleChecks, AutoscaledPoolsOfEachProviderPass) {
+  for (std::string_view dir :
+       {"machinepool-aws", "machinepool-azure", "machinepool-gcp", "machinepool-oci"}) {
+    EXPECT_THAT(summary(lint(testing::testdata() / dir, "machinepool")), IsEmpty()) << dir;
+  }
 }
 
 TEST(ModuleChecks, SortedRule) {

@@ -1,0 +1,23 @@
+# Contract inputs for the machinepool role.
+variable "captf_contract" { type = string }
+variable "captf_cluster" { type = object({ name = string, namespace = string }) }
+variable "captf_object" { type = any }
+variable "captf_tags" { type = map(string) }
+variable "captf_cluster_outputs" {
+  type = object({ project = string, region = string, subnetwork = string })
+}
+variable "machinepool_name" { type = string }
+variable "replicas" { type = number }
+variable "bootstrap_data" {
+  type      = string
+  sensitive = true
+}
+variable "bootstrap_format" { type = string }
+variable "failure_domains" { type = list(string) }
+variable "cluster_failure_domains" { type = list(string) }
+variable "kubernetes_version" {
+  type    = string
+  default = null
+}
+variable "node_labels" { type = map(string) }
+variable "autoscaling" { type = object({ enabled = bool, min = number, max = number }) }
