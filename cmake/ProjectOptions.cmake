@@ -22,6 +22,12 @@ if(CAPTF_SANITIZE)
   target_compile_options(project_options INTERFACE
     -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
   target_link_options(project_options INTERFACE -fsanitize=address,undefined)
+  # Position-dependent executables: a PIE under UBSan carries some four
+  # million relative relocations (each check's source location), about a
+  # quarter of every test binary on disk and of its link
+  # (docs/decisions/ci-budget.md, "Link less").
+  target_compile_options(project_options INTERFACE -fno-pie)
+  target_link_options(project_options INTERFACE -no-pie)
 endif()
 target_compile_definitions(project_options INTERFACE
   $<$<CONFIG:Debug>:_GLIBCXX_ASSERTIONS>)

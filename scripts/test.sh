@@ -10,6 +10,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
+# Free disk where the build and the rigs write, printed at the start and in
+# the closing table: a full disk fails tests in ways that name no cause.
+free_disk() { df -h --output=avail "$PWD" "${TMPDIR:-/tmp}" | tail -n +2 | tr -s ' \n' ' '; }
+disk_at_start=$(free_disk)
 stage_names=()
 stage_starts=()
 stage() {
@@ -30,6 +34,7 @@ stage_table() {
     printf '%6ds  %s\n' "$((end - stage_starts[i]))" "${stage_names[i]%% (*}"
   done
   printf '%6ds  total\n' "$((now - start))"
+  echo "== free disk (build, temporary files): at the start ${disk_at_start}; now $(free_disk)"
 }
 background=()
 cleanup() {
