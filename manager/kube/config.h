@@ -50,6 +50,9 @@ struct RestConfig {
   int burst = 0;
   // Deadline of every request except watches (which end server-side).
   std::chrono::milliseconds timeout{std::chrono::seconds(30)};
+  // How long a kept-alive connection may sit idle and still be reused
+  // (TransportOptions::idle_timeout).
+  std::chrono::milliseconds idle_connection_timeout{std::chrono::seconds(30)};
   std::string user_agent = "captf-manager";
 };
 

@@ -131,7 +131,9 @@ RestClient::create(const RestConfig& config, Clock& clock, MetricsRegistry* metr
   tls.server_name = config.tls_server_name;
   tls.client_cert_pem = config.client_cert_pem;
   tls.client_key_pem = config.client_key_pem;
-  auto transport = makeHttpsTransport(url->host, url->port, tls);
+  TransportOptions options;
+  options.idle_timeout = config.idle_connection_timeout;
+  auto transport = makeHttpsTransport(url->host, url->port, tls, options);
   if (!transport.ok()) {
     return transport.status();
   }

@@ -15,6 +15,7 @@
 #include <boost/beast/ssl.hpp>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
+#include <poll.h>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -103,12 +104,23 @@ struct Connection {
     return result;
   }
 
+  // Whether the peer has closed or reset the connection, or sent anything,
+  // while it sat idle: an idle HTTP/1.1 connection owes nothing, so either
+  // way it cannot carry the next request.
+  bool closedWhileIdle() {
+    pollfd fd{};
+    fd.fd = beast::get_lowest_layer(stream).socket().native_handle();
+    fd.events = POLLIN;
+    return ::poll(&fd, 1, 0) != 0;
+  }
+
   asio::io_context ioc{1};
   std::shared_ptr<ssl::context> ctx;
   beast::ssl_stream<beast::tcp_stream> stream;
   beast::flat_buffer buffer;
   uint64_t generation;
   bool reused = false;
+  SteadyTime idle_since{};
 };
 
 Headers collectHeaders(const http::fields& fields) {
@@ -223,20 +235,20 @@ public:
   absl::StatusOr<HttpResponse> roundTrip(const HttpRequest& request) override {
     SteadyTime deadline = std::chrono::steady_clock::now() + request.timeout;
     auto req = buildRequest(request, host_header_);
-    // A pooled connection the server already closed fails before any byte of
-    // the answer; the request was not processed, so it is sent again once on
-    // a fresh connection (what Go's transport does).
-    for (int attempt = 0;; ++attempt) {
-      auto connection = acquire(deadline);
+    // A pooled connection that the server or the path closed fails before
+    // any byte of the answer; the request is sent again once, on a new
+    // connection (what Go's transport does), and the pooled connections idle
+    // as long are dropped with it.
+    for (bool fresh = false;; fresh = true) {
+      auto connection = acquire(deadline, fresh);
       if (!connection.ok()) {
         return connection.status();
       }
       Connection& conn = **connection;
-      bool reused = conn.reused;
       auto ec = conn.run(
           deadline, [&](auto handler) { http::async_write(conn.stream, req, std::move(handler)); });
       if (ec) {
-        if (reused && attempt == 0 && ec != beast::error::timeout) {
+        if (retryable(conn, ec, false)) {
           continue;
         }
         return transportError(absl::StrCat(request.method, " ", av(pathOf(request))), ec);
@@ -247,7 +259,7 @@ public:
         http::async_read(conn.stream, conn.buffer, parser, std::move(handler));
       });
       if (ec) {
-        if (reused && attempt == 0 && !parser.got_some() && ec != beast::error::timeout) {
+        if (retryable(conn, ec, parser.got_some())) {
           continue;
         }
         return transportError(absl::StrCat(request.method, " ", av(pathOf(request))), ec);
@@ -268,13 +280,12 @@ public:
                                                    std::stop_token stop) override {
     SteadyTime deadline = std::chrono::steady_clock::now() + request.timeout;
     auto req = buildRequest(request, host_header_);
-    for (int attempt = 0;; ++attempt) {
-      auto connection = acquire(deadline);
+    for (bool fresh = false;; fresh = true) {
+      auto connection = acquire(deadline, fresh);
       if (!connection.ok()) {
         return connection.status();
       }
       Connection& conn = **connection;
-      bool reused = conn.reused;
       auto ec = conn.run(
           deadline, [&](auto handler) { http::async_write(conn.stream, req, std::move(handler)); });
       auto parser = std::make_unique<http::response_parser<http::buffer_body>>();
@@ -285,7 +296,7 @@ public:
         });
       }
       if (ec) {
-        if (reused && attempt == 0 && !parser->got_some() && ec != beast::error::timeout) {
+        if (retryable(conn, ec, parser->got_some())) {
           continue;
         }
         return transportError(absl::StrCat(request.method, " ", av(pathOf(request))), ec);
@@ -321,15 +332,35 @@ private:
     return target.substr(0, target.find('?'));
   }
 
-  absl::StatusOr<std::unique_ptr<Connection>> acquire(SteadyTime deadline) {
+  // Whether a request that failed with `ec` on `conn` is sent again on a
+  // new connection: only from a pooled connection, only before any byte of
+  // the answer, never after its own deadline. The pooled connections idle
+  // at least as long as this one are taken to be dead too.
+  bool retryable(const Connection& conn, const beast::error_code& ec, bool answered) {
+    if (!conn.reused || answered || ec == beast::error::timeout) {
+      return false;
+    }
+    std::scoped_lock lock(mu_);
+    std::erase_if(idle_, [&](const std::unique_ptr<Connection>& idle) {
+      return idle->idle_since <= conn.idle_since;
+    });
+    return true;
+  }
+
+  // A pooled connection (the most recently used first) unless `fresh`, or
+  // a new one. Pooled connections idle past the idle timeout, or closed by
+  // the peer while idle, are dropped on the way.
+  absl::StatusOr<std::unique_ptr<Connection>> acquire(SteadyTime deadline, bool fresh) {
     std::shared_ptr<ssl::context> ctx;
     uint64_t generation = 0;
     {
       std::scoped_lock lock(mu_);
-      while (!idle_.empty()) {
+      const SteadyTime now = std::chrono::steady_clock::now();
+      while (!fresh && !idle_.empty()) {
         auto conn = std::move(idle_.back());
         idle_.pop_back();
-        if (conn->generation == generation_) {
+        if (conn->generation == generation_ && now - conn->idle_since < options_.idle_timeout &&
+            !conn->closedWhileIdle()) {
           conn->reused = true;
           return conn;
         }
@@ -371,6 +402,7 @@ private:
   }
 
   void release(std::unique_ptr<Connection> conn) {
+    conn->idle_since = std::chrono::steady_clock::now();
     std::scoped_lock lock(mu_);
     if (conn->generation == generation_ && idle_.size() < options_.max_idle_connections) {
       idle_.push_back(std::move(conn));

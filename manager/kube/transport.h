@@ -74,6 +74,11 @@ struct TlsOptions {
 
 struct TransportOptions {
   size_t max_idle_connections = 32;
+  // A kept-alive connection idle this long is closed instead of reused:
+  // below the idle timeouts of the load balancers and NAT gateways between
+  // a manager and its API server (60 s and up), which drop a flow without
+  // telling either end (docs/decisions/kube-client.md, "Idle connections").
+  Duration idle_timeout = std::chrono::seconds(30);
   // Largest response body read whole (lists should paginate below it).
   uint64_t max_body_bytes = 1ULL << 30;
 };

@@ -12,9 +12,14 @@
 #include <thread>
 #include <utility>
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <spawn.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -75,6 +80,168 @@ Json configMapObject(const std::string& ns, const std::string& name, Json data =
           {"kind", "ConfigMap"},
           {"metadata", {{"namespace", ns}, {"name", name}}},
           {"data", std::move(data)}};
+}
+
+// A TCP relay on 127.0.0.1 between a client and the API server, standing in
+// for the load balancer or NAT gateway of a real network path: it can cut
+// every connection it carries with a reset (the client learns of it at its
+// next read or write), or silently (nothing more passes either way and
+// neither end is told), as such a path does to a flow idle past its timeout.
+class Relay {
+public:
+  explicit Relay(int upstream_port) : upstream_port_(upstream_port) {
+    listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    if (::bind(listener_, reinterpret_cast<sockaddr*>(&addr), len) != 0 ||
+        ::listen(listener_, 64) != 0 ||
+        ::getsockname(listener_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+      ADD_FAILURE() << "relay: cannot listen";
+      return;
+    }
+    port_ = ntohs(addr.sin_port);
+    acceptor_ = std::jthread([this](std::stop_token stop) { acceptLoop(stop); });
+  }
+  Relay(const Relay&) = delete;
+  Relay& operator=(const Relay&) = delete;
+  ~Relay() {
+    acceptor_.request_stop();
+    acceptor_.join();
+    {
+      std::scoped_lock lock(mu_);
+      for (auto& link : links_) {
+        link->cut(Mode::kClose);
+      }
+    }
+    pumps_.clear(); // joins
+    ::close(listener_);
+  }
+
+  int port() const { return port_; }
+  int accepted() const { return accepted_.load(); }
+  // Cuts every connection open now, with a reset.
+  void resetAll() { cutAll(Mode::kReset); }
+  // Stops relaying on every connection open now, telling neither end.
+  void blackholeAll() { cutAll(Mode::kBlackhole); }
+
+private:
+  enum class Mode { kRelay, kReset, kBlackhole, kClose };
+  struct Link {
+    int client = -1;
+    int upstream = -1;
+    int wake = ::eventfd(0, EFD_CLOEXEC);
+    std::atomic<Mode> mode{Mode::kRelay};
+    Link() = default;
+    Link(const Link&) = delete;
+    Link& operator=(const Link&) = delete;
+    // The wake descriptor outlives the pump: a cut may still write to it.
+    ~Link() { ::close(wake); }
+    void cut(Mode m) {
+      mode = m;
+      uint64_t one = 1;
+      (void)!::write(wake, &one, sizeof one);
+    }
+  };
+
+  void cutAll(Mode mode) {
+    std::scoped_lock lock(mu_);
+    for (auto& link : links_) {
+      link->cut(mode);
+    }
+  }
+
+  void acceptLoop(const std::stop_token& stop) {
+    while (!stop.stop_requested()) {
+      pollfd fd{listener_, POLLIN, 0};
+      if (::poll(&fd, 1, 100) <= 0) {
+        continue;
+      }
+      int client = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (client < 0) {
+        continue;
+      }
+      int upstream = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      sockaddr_in addr{};
+      addr.sin_family = AF_INET;
+      addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      addr.sin_port = htons(static_cast<uint16_t>(upstream_port_));
+      if (::connect(upstream, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+        ::close(client);
+        ::close(upstream);
+        continue;
+      }
+      auto link = std::make_shared<Link>();
+      link->client = client;
+      link->upstream = upstream;
+      ++accepted_;
+      std::scoped_lock lock(mu_);
+      links_.push_back(link);
+      pumps_.emplace_back([link] { pump(*link); });
+    }
+  }
+
+  static void pump(Link& link) {
+    std::array<char, 16384> buffer{};
+    bool relaying = true;
+    while (true) {
+      // A negative descriptor is ignored by poll: a blackholed link waits
+      // for its next cut alone.
+      std::array<pollfd, 3> fds{{{link.wake, POLLIN, 0},
+                                 {relaying ? link.client : -1, POLLIN, 0},
+                                 {relaying ? link.upstream : -1, POLLIN, 0}}};
+      if (::poll(fds.data(), fds.size(), -1) < 0) {
+        break;
+      }
+      const Mode mode = link.mode.load();
+      if (mode == Mode::kReset) {
+        linger reset{1, 0};
+        ::setsockopt(link.client, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+        ::setsockopt(link.upstream, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+        break;
+      }
+      if (mode == Mode::kClose) {
+        break;
+      }
+      if (mode == Mode::kBlackhole) {
+        uint64_t count = 0;
+        (void)!::read(link.wake, &count, sizeof count);
+        relaying = false;
+        continue;
+      }
+      bool open = true;
+      for (size_t i = 1; i <= 2 && open; ++i) {
+        if ((fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) {
+          continue;
+        }
+        const int from = i == 1 ? link.client : link.upstream;
+        const int to = i == 1 ? link.upstream : link.client;
+        const ssize_t n = ::read(from, buffer.data(), buffer.size());
+        open = n > 0 && ::send(to, buffer.data(), static_cast<size_t>(n), MSG_NOSIGNAL) == n;
+      }
+      if (!open) {
+        break;
+      }
+    }
+    ::close(link.client);
+    ::close(link.upstream);
+  }
+
+  int upstream_port_;
+  int listener_ = -1;
+  int port_ = 0;
+  std::atomic<int> accepted_{0};
+  std::mutex mu_;
+  std::vector<std::shared_ptr<Link>> links_;
+  std::vector<std::jthread> pumps_;
+  std::jthread acceptor_;
+};
+
+// The port of an https://127.0.0.1:PORT server URL, or 0.
+int loopbackPort(const std::string& server) {
+  const std::string prefix = "https://127.0.0.1:";
+  return server.starts_with(prefix) ? std::atoi(server.c_str() + prefix.size()) : 0;
 }
 
 class KubeIntegrationTest : public ::testing::Test {
@@ -607,6 +774,88 @@ TEST_F(KubeIntegrationTest, WatchSurvivesApiServerRestartAnd410WithoutLosingOrDu
   runner.request_stop();
   runner.join();
   cache.stop();
+}
+
+// Requests from `threads` threads at once, `each` apiece: how many failed,
+// with the first failure.
+std::pair<int, std::string> hammer(ApiClient& client, const std::string& ns, int threads,
+                                   int each) {
+  std::atomic<int> failures{0};
+  std::mutex mu;
+  std::string first;
+  {
+    std::vector<std::jthread> workers;
+    workers.reserve(static_cast<std::size_t>(threads));
+    for (int t = 0; t < threads; ++t) {
+      workers.emplace_back([&] {
+        for (int i = 0; i < each; ++i) {
+          auto got = client.get(kConfigMap, {ns, "probe"});
+          if (!got.ok()) {
+            std::scoped_lock lock(mu);
+            if (failures++ == 0) {
+              first = got.status().ToString();
+            }
+          }
+        }
+      });
+    }
+  }
+  return {failures.load(), first};
+}
+
+// docs/decisions/kube-client.md, "Idle connections": a path that resets the
+// pooled connections (a restarted proxy, a load balancer's idle timeout
+// that answers with a reset) costs new connections, never a failed request.
+TEST_F(KubeIntegrationTest, PooledConnectionsResetByThePathFailNoRequest) {
+  int upstream = loopbackPort(config_.server);
+  ASSERT_NE(upstream, 0) << config_.server;
+  Relay relay(upstream);
+  RestConfig config = config_;
+  config.server = absl::StrCat("https://127.0.0.1:", relay.port());
+  ApiClient* client = makeClient(config);
+  ASSERT_NE(client, nullptr);
+  ASSERT_TRUE(client_->create(configMapObject(ns_, "probe")).ok());
+  auto probe = client->get(kConfigMap, {ns_, "probe"});
+  ASSERT_TRUE(probe.ok()) << probe.status();
+  auto [warm_failures, warm_first] = hammer(*client, ns_, 8, 5);
+  ASSERT_EQ(warm_failures, 0) << warm_first;
+  int pooled = relay.accepted();
+  ASSERT_GE(pooled, 3) << "the pool should hold several connections";
+
+  for (int round = 0; round < 3; ++round) {
+    relay.resetAll();
+    auto [failures, first] = hammer(*client, ns_, 8, 5);
+    EXPECT_EQ(failures, 0) << "round " << round << ": " << first;
+  }
+  EXPECT_GT(relay.accepted(), pooled) << "the reset connections were replaced";
+}
+
+// A path that drops idle flows without telling either end: a connection
+// idle past the client's idle timeout is never reused, so nothing waits on
+// a dead flow until its deadline.
+TEST_F(KubeIntegrationTest, PooledConnectionsIdlePastTheTimeoutAreNotReused) {
+  int upstream = loopbackPort(config_.server);
+  ASSERT_NE(upstream, 0) << config_.server;
+  Relay relay(upstream);
+  RestConfig config = config_;
+  config.server = absl::StrCat("https://127.0.0.1:", relay.port());
+  config.idle_connection_timeout = milliseconds(500);
+  config.timeout = seconds(5);
+  ApiClient* client = makeClient(config);
+  ASSERT_NE(client, nullptr);
+  ASSERT_TRUE(client_->create(configMapObject(ns_, "probe")).ok());
+  auto probe = client->get(kConfigMap, {ns_, "probe"});
+  ASSERT_TRUE(probe.ok()) << probe.status();
+  auto [warm_failures, warm_first] = hammer(*client, ns_, 4, 5);
+  ASSERT_EQ(warm_failures, 0) << warm_first;
+
+  relay.blackholeAll();
+  std::this_thread::sleep_for(milliseconds(800));
+  auto started = std::chrono::steady_clock::now();
+  auto [failures, first] = hammer(*client, ns_, 4, 5);
+  EXPECT_EQ(failures, 0) << first;
+  EXPECT_LT(std::chrono::steady_clock::now() - started, seconds(5))
+      << "no request should have waited on a dead flow until its deadline";
 }
 
 TEST_F(KubeIntegrationTest, EventsAreRecordedAndRepeatsAggregated) {
