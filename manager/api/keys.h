@@ -25,6 +25,9 @@ inline constexpr std::string_view kAnnotationApproveDestructivePlan =
     "captf.io/approve-destructive-plan";
 inline constexpr std::string_view kAnnotationApprovePlan = "captf.io/approve-plan";
 inline constexpr std::string_view kAnnotationRestoreState = "captf.io/restore-state";
+// "true": a person accepts that deleting an object whose state is lost
+// leaves its infrastructure behind (docs/behaviour/state.md#state-on-deletion).
+inline constexpr std::string_view kAnnotationOrphanOnDelete = "captf.io/orphan-on-delete";
 inline constexpr std::string_view kLabelVariables = "captf.io/variables";
 inline constexpr std::string_view kLabelRunner = "captf.io/runner";
 

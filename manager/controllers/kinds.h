@@ -2,6 +2,8 @@
 
 // The kinds the controllers read and write, as GroupVersionKinds.
 
+#include <array>
+
 #include "manager/kube/object.h"
 
 namespace captf::controllers::kinds {
@@ -27,5 +29,13 @@ inline const kube::GroupVersionKind kTerraformClusterIdentity{
 inline const kube::GroupVersionKind kCluster{"cluster.x-k8s.io", "v1beta2", "Cluster"};
 inline const kube::GroupVersionKind kMachine{"cluster.x-k8s.io", "v1beta2", "Machine"};
 inline const kube::GroupVersionKind kMachinePool{"cluster.x-k8s.io", "v1beta2", "MachinePool"};
+
+// The workload kinds, one per contract role, the TerraformCluster first: the kinds the one
+// reconcile pass serves (docs/behaviour/lifecycle.md). Every "for each workload kind" of the
+// controllers (informers, the runner-accounts index, the orphan sweep, the ref watcher's
+// queues, a cluster's dependents) reads this list, and a test checks it against
+// contract::allRoles(), so a kind added to the contract cannot be left out of one silently.
+inline constexpr std::array<const kube::GroupVersionKind*, 3> kWorkloadKinds{
+    &kTerraformCluster, &kTerraformMachine, &kTerraformMachinePool};
 
 } // namespace captf::controllers::kinds

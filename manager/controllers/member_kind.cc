@@ -72,7 +72,7 @@ void MemberKind::gate(WorkloadPass& pass, ConditionStatus status, std::string_vi
 // cluster-name label; the TerraformCluster it names.
 absl::Status MemberKind::reconcileOwner(WorkloadPass& pass) {
   MemberState& m = member(pass);
-  const std::string owner_kind = traits_.owner_gvk->kind;
+  const std::string owner_kind = owner_traits_.owner_gvk->kind;
   const api::OwnerReference* owner = nullptr;
   for (const api::OwnerReference& ref : pass.meta->owner_references) {
     if (ref.kind == owner_kind &&
@@ -98,13 +98,13 @@ absl::Status MemberKind::reconcileOwner(WorkloadPass& pass) {
   if (owner == nullptr || cluster_label.empty()) {
     // With the label but no owner (gone, or never there) a deletion still
     // destroys from the durable inputs; without the label nothing runs.
-    pass.set(cond::kDependenciesReady, ConditionStatus::kUnknown, traits_.waiting_for_owner,
+    pass.set(cond::kDependenciesReady, ConditionStatus::kUnknown, owner_traits_.waiting_for_owner,
              owner == nullptr
-                 ? "waiting for a " + owner_kind + " to own this " + str(traits_.own_kind)
+                 ? "waiting for a " + owner_kind + " to own this " + str(owner_traits_.own_kind)
                  : "waiting for the cluster.x-k8s.io/cluster-name label");
     return absl::OkStatus();
   }
-  auto owner_object = deps_.cached.get(*traits_.owner_gvk, {pass.id.ns, owner->name});
+  auto owner_object = deps_.cached.get(*owner_traits_.owner_gvk, {pass.id.ns, owner->name});
   if (!owner_object.ok()) {
     if (!kube::isNotFound(owner_object.status())) {
       return owner_object.status();
@@ -137,10 +137,10 @@ absl::Status MemberKind::reconcileOwner(WorkloadPass& pass) {
     return absl::OkStatus();
   }
   std::string mismatch;
-  const json* ref = kube::fieldAt(pass.owner, traits_.infrastructure_ref);
+  const json* ref = kube::fieldAt(pass.owner, owner_traits_.infrastructure_ref);
   if (ref == nullptr || !ref->is_object() || refGroup(*ref) != api::kGroup ||
-      ref->value("kind", "") != traits_.own_kind || ref->value("name", "") != pass.id.name) {
-    mismatch = owner_kind + " " + owner->name + " " + str(traits_.infrastructure_ref) +
+      ref->value("kind", "") != owner_traits_.own_kind || ref->value("name", "") != pass.id.name) {
+    mismatch = owner_kind + " " + owner->name + " " + str(owner_traits_.infrastructure_ref) +
                " does not name this object";
   } else if (!owner->uid.empty() && owner->uid != kube::meta::uid(pass.owner)) {
     mismatch = "the ownerReference's uid is not " + owner_kind + " " + owner->name + "'s";
@@ -162,7 +162,7 @@ absl::Status MemberKind::reconcileOwner(WorkloadPass& pass) {
     return absl::OkStatus();
   }
   pass.owner_ok = true;
-  if (immutableInputs() && pass.latched()) {
+  if (traits().immutable_inputs && pass.latched()) {
     // Provisioned immutable inputs are never rebuilt: no gate applies.
     pass.set(cond::kDependenciesReady, ConditionStatus::kTrue, cond::kReasonDependenciesReady, "");
   }
@@ -217,8 +217,8 @@ absl::StatusOr<bool> MemberKind::inputsReady(WorkloadPass& pass) {
              " cannot be read yet");
     return false;
   }
-  const std::string owner = traits_.owner_gvk->kind + " " + kube::meta::name(pass.owner);
-  const auto secret_name = traits_.bootstrap_secret(pass.owner);
+  const std::string owner = owner_traits_.owner_gvk->kind + " " + kube::meta::name(pass.owner);
+  const auto secret_name = owner_traits_.bootstrap_secret(pass.owner);
   if (!secret_name) {
     gate(pass, ConditionStatus::kUnknown, cond::kReasonWaitingForBootstrapData,
          "waiting for the bootstrap dataSecretName of " + owner);
@@ -250,7 +250,6 @@ absl::StatusOr<lifecycle::GateInput> MemberKind::gateInput(WorkloadPass& pass,
     return judged.status();
   }
   lifecycle::GateInput gate_input;
-  gate_input.role = role();
   gate_input.cluster_lease_held_by_other = judged->verdict == lifecycle::LeaseVerdict::kWait;
   return gate_input;
 }

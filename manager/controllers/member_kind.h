@@ -62,7 +62,8 @@ public:
                                                  const lifecycle::LeaseRequest& lease) override;
 
 protected:
-  MemberKind(ReconcilerDeps deps, OwnerTraits traits) : deps_(deps), traits_(traits) {}
+  MemberKind(ReconcilerDeps deps, OwnerTraits owner_traits)
+      : deps_(deps), owner_traits_(owner_traits) {}
 
   // The object's own spec.identityRef.
   virtual const std::optional<api::IdentityReference>&
@@ -78,7 +79,7 @@ protected:
                    const std::string& message);
 
   ReconcilerDeps deps_;
-  const OwnerTraits traits_;
+  const OwnerTraits owner_traits_;
 
 private:
   // Reads the cluster's exports and failure domains into member(pass);

@@ -86,13 +86,12 @@ std::vector<std::string> workloadAccounts(const json& object) {
 } // namespace
 
 absl::Status addRunnerAccountsIndex(kube::Cache& cache) {
-  if (absl::Status added =
-          cache.addIndex(kinds::kTerraformCluster, kRunnerAccountsIndex, clusterAccounts);
-      !added.ok()) {
-    return added;
-  }
-  for (const auto* gvk : {&kinds::kTerraformMachine, &kinds::kTerraformMachinePool}) {
-    if (absl::Status added = cache.addIndex(*gvk, kRunnerAccountsIndex, workloadAccounts);
+  for (const auto* gvk : kinds::kWorkloadKinds) {
+    // The TerraformCluster also lends its spec.defaults.jobs account to the
+    // other kinds, which inherit it.
+    kube::IndexFunc accounts =
+        gvk == &kinds::kTerraformCluster ? kube::IndexFunc(clusterAccounts) : workloadAccounts;
+    if (absl::Status added = cache.addIndex(*gvk, kRunnerAccountsIndex, std::move(accounts));
         !added.ok()) {
       return added;
     }
@@ -106,8 +105,7 @@ absl::StatusOr<std::set<std::string>> runnerAccountsInUse(kube::Cache& cache,
   std::set<std::string> accounts;
   std::set<std::string> defaults;
   bool inherits = false;
-  for (const auto* gvk :
-       {&kinds::kTerraformCluster, &kinds::kTerraformMachine, &kinds::kTerraformMachinePool}) {
+  for (const auto* gvk : kinds::kWorkloadKinds) {
     auto values = cache.indexValues(*gvk, kRunnerAccountsIndex, prefix);
     if (!values.ok()) {
       return values.status();

@@ -314,8 +314,12 @@ absl::Status setupControllers(kube::Manager& manager, const ControllerSettings& 
   }
   // Informers the reconciler reads (started with the cache).
   for (const auto* gvk :
-       {&kinds::kSecret, &kinds::kPod, &kinds::kServiceAccount, &kinds::kRoleBinding,
-        &kinds::kTerraformMachine, &kinds::kTerraformMachinePool}) {
+       {&kinds::kSecret, &kinds::kPod, &kinds::kServiceAccount, &kinds::kRoleBinding}) {
+    if (auto informer = cache.informerFor(*gvk); !informer.ok()) {
+      return informer.status();
+    }
+  }
+  for (const auto* gvk : kinds::kWorkloadKinds) {
     if (auto informer = cache.informerFor(*gvk); !informer.ok()) {
       return informer.status();
     }
@@ -425,6 +429,11 @@ absl::Status setupControllers(kube::Manager& manager, const ControllerSettings& 
       {std::string(api::kKindTerraformCluster), &controller.queue()},
       {std::string(api::kKindTerraformMachine), &(*machine_controller)->queue()},
       {std::string(api::kKindTerraformMachinePool), &(*pool_controller)->queue()}};
+  for (const auto* gvk : kinds::kWorkloadKinds) {
+    if (!queues.contains(gvk->kind)) {
+      return absl::InternalError("no controller queue for workload kind " + gvk->kind);
+    }
+  }
   RefWatcher* refs = &controllers->refs_;
   refs->setNotify([queues](const RefFollower& who) {
     if (auto it = queues.find(who.kind); it != queues.end()) {

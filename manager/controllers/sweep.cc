@@ -8,8 +8,7 @@ namespace captf::controllers {
 
 absl::StatusOr<std::set<std::string>> OrphanSweep::namespacesInUse() {
   std::set<std::string> used;
-  for (const auto* gvk :
-       {&kinds::kTerraformCluster, &kinds::kTerraformMachine, &kinds::kTerraformMachinePool}) {
+  for (const auto* gvk : kinds::kWorkloadKinds) {
     kube::ListOptions options;
     options.ns = namespace_;
     auto list = kube::listAll(api_, *gvk, options);

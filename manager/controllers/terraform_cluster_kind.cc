@@ -30,6 +30,10 @@ bool isClusterOwner(const api::OwnerReference& ref) {
 
 using Typed = TypedObjectOf<api::TerraformCluster>;
 
+// docs/behaviour/approval.md (plan approval) and
+// docs/behaviour/lifecycle.md#run-leases-and-the-cluster-operation-gate (the cluster write Lease).
+constexpr workspace::KindTraits kClusterTraits{.plan_approval = true, .owns_cluster_lease = true};
+
 Typed& clusterOf(WorkloadPass& pass) {
   return static_cast<Typed&>(*pass.typed);
 }
@@ -43,6 +47,7 @@ public:
 
   const kube::GroupVersionKind& gvk() const override { return kinds::kTerraformCluster; }
   contract::Role role() const override { return contract::Role::kCluster; }
+  const workspace::KindTraits& traits() const override { return kClusterTraits; }
   std::string_view finalizer() const override { return api::kFinalizerTerraformCluster; }
   std::string_view resource() const override { return "terraformcluster"; }
 
@@ -197,7 +202,10 @@ public:
     options.ns = pass.id.ns;
     options.label_selector = str(api::kLabelClusterName) + "=" + pass.cluster_name;
     size_t dependents = 0;
-    for (const auto* dependent : {&kinds::kTerraformMachine, &kinds::kTerraformMachinePool}) {
+    for (const auto* dependent : kinds::kWorkloadKinds) {
+      if (dependent == &kinds::kTerraformCluster) {
+        continue;
+      }
       auto objects = deps_.cached.list(*dependent, options);
       if (!objects.ok()) {
         return objects.status();
@@ -240,7 +248,6 @@ public:
       return verdict.status();
     }
     lifecycle::GateInput gate;
-    gate.role = contract::Role::kCluster;
     gate.cluster_lease_verdict = *verdict;
     kube::ListOptions options;
     options.ns = pass.id.ns;
@@ -262,7 +269,6 @@ public:
     }
     return gate;
   }
-  bool ownsClusterLease() const override { return true; }
 
   std::optional<api::PlanPreview>* plan(WorkloadPass& pass) const override {
     return &clusterOf(pass).status_.plan;

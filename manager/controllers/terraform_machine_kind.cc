@@ -26,6 +26,11 @@ using kube::str;
 
 using MachineObject = MemberObject<api::TerraformMachine>;
 
+// docs/decisions/manager-reconcile-pass.md ("Machine inputs are immutable") and
+// docs/behaviour/drift-and-health.md#scheduling (the post-apply refresh).
+constexpr workspace::KindTraits kMachineTraits{.immutable_inputs = true,
+                                               .post_apply_refresh = true};
+
 MachineObject& machineOf(WorkloadPass& pass) {
   return static_cast<MachineObject&>(*pass.typed);
 }
@@ -42,9 +47,9 @@ public:
 
   const kube::GroupVersionKind& gvk() const override { return kinds::kTerraformMachine; }
   contract::Role role() const override { return contract::Role::kMachine; }
+  const workspace::KindTraits& traits() const override { return kMachineTraits; }
   std::string_view finalizer() const override { return api::kFinalizerTerraformMachine; }
   std::string_view resource() const override { return "terraformmachine"; }
-  bool immutableInputs() const override { return true; }
 
   absl::StatusOr<std::unique_ptr<TypedObject>> decode(const json& object) const override {
     return decodeAs<MachineObject>(object);

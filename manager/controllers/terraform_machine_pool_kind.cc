@@ -27,6 +27,12 @@ constexpr std::string_view kReplicasManager = "captf";
 
 using PoolObject = MemberObject<api::TerraformMachinePool>;
 
+// docs/behaviour/pools.md#membership-refresh-and-convergence,
+// docs/behaviour/drift-and-health.md#scheduling (the post-apply refresh) and
+// docs/behaviour/lifecycle.md#ready-summarization (a failed re-apply keeps Ready False).
+constexpr workspace::KindTraits kPoolTraits{
+    .pool_membership = true, .post_apply_refresh = true, .ready_tracks_reapply = true};
+
 PoolObject& poolOf(WorkloadPass& pass) {
   return static_cast<PoolObject&>(*pass.typed);
 }
@@ -44,6 +50,7 @@ public:
 
   const kube::GroupVersionKind& gvk() const override { return kinds::kTerraformMachinePool; }
   contract::Role role() const override { return contract::Role::kMachinePool; }
+  const workspace::KindTraits& traits() const override { return kPoolTraits; }
   std::string_view finalizer() const override { return api::kFinalizerTerraformMachinePool; }
   std::string_view resource() const override { return "terraformmachinepool"; }
 

@@ -39,6 +39,7 @@
 #include "manager/lifecycle/names.h"
 #include "manager/reports/run_reports.h"
 #include "manager/workspace/inputs.h"
+#include "manager/workspace/kind_traits.h"
 #include "manager/workspace/locks.h"
 #include "manager/workspace/names.h"
 #include "manager/workspace/outputs.h"
@@ -230,6 +231,9 @@ public:
 
   virtual const kube::GroupVersionKind& gvk() const = 0;
   virtual contract::Role role() const = 0;
+  // What the kind's lifecycle does differently, as data the pass hands to lifecycle and
+  // workspace (manager/workspace/kind_traits.h); the pass never tests the role for it.
+  virtual const workspace::KindTraits& traits() const = 0;
   virtual std::string_view finalizer() const = 0;
   // The kubectl resource ("terraformcluster"), for commands in messages.
   virtual std::string_view resource() const = 0;
@@ -251,10 +255,9 @@ public:
   virtual lifecycle::EffectiveSchedule schedule(const WorkloadPass& pass,
                                                 std::chrono::seconds default_interval) const = 0;
 
-  // Inputs. An immutable kind (TerraformMachine) builds its inputs only
-  // until it is provisioned and then runs every later operation from the
-  // durable inputs Secret and the pinned image digest.
-  virtual bool immutableInputs() const { return false; }
+  // Inputs. A kind with traits().immutable_inputs (TerraformMachine) builds
+  // its inputs only until it is provisioned and then runs every later
+  // operation from the durable inputs Secret and the pinned image digest.
   // The dependency gates before rendering, in their order: false when one
   // holds (it set its condition and requeue). Runs before variablesFrom.
   virtual absl::StatusOr<bool> inputsReady(WorkloadPass& pass) {
@@ -289,13 +292,11 @@ public:
   }
 
   // The kind's side of the cluster operation gate, after the object's run
-  // Lease is held (`lease` is that request).
+  // Lease is held (`lease` is that request). The pass sets the result's
+  // traits.
   virtual absl::StatusOr<lifecycle::GateInput> gateInput(WorkloadPass& pass,
                                                          const lifecycle::LeaseRequest& lease) = 0;
-  // Whether final cleanup deletes the cluster write Lease (the cluster's).
-  virtual bool ownsClusterLease() const { return false; }
-
-  // status.plan when the kind has it (plan approval), else nullptr.
+  // status.plan when the kind has it (traits().plan_approval), else nullptr.
   virtual std::optional<api::PlanPreview>* plan(WorkloadPass& pass) const {
     (void)pass;
     return nullptr;

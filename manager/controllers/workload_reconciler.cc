@@ -8,10 +8,10 @@
 
 #include "contract/digest.h"
 #include "contract/git_source.h"
-#include "contract/image_reference.h"
 #include "contract/render.h"
 #include "contract/report.h"
 #include "contract/status_macros.h"
+#include "contract/strings.h"
 #include "manager/api/codec.h"
 #include "manager/api/conditions.h"
 #include "manager/api/keys.h"
@@ -27,6 +27,7 @@
 #include "manager/lifecycle/job_builder.h"
 #include "manager/lifecycle/leases.h"
 #include "manager/lifecycle/names.h"
+#include "manager/lifecycle/pass.h"
 #include "manager/lifecycle/ready.h"
 #include "manager/lifecycle/schedule.h"
 #include "manager/workspace/backups.h"
@@ -54,12 +55,6 @@ using kube::str;
 ConditionStatus toStatus(const std::string& s) {
   return s == "True" ? ConditionStatus::kTrue
                      : (s == "False" ? ConditionStatus::kFalse : ConditionStatus::kUnknown);
-}
-
-// The image a run Job's `source` container runs: the module image, or a
-// Git source's runtime image.
-const std::string& sourceImage(const api::WorkspaceSpec& spec) {
-  return spec.source.git ? spec.source.git->runtime_image : spec.source.image;
 }
 
 api::Time toApiTime(kube::WallTime t) {
@@ -506,7 +501,7 @@ absl::Status WorkloadReconciler::bookkeep(WorkloadPass& pass, size_t index) {
   }
   jobTimes(run.job, *pod, pass.wall, facts);
   facts.records = pass.records();
-  facts.source_image = sourceImage(*pass.spec);
+  facts.source_image = lifecycle::sourceImage(pass.spec->source);
   facts.source = pass.status->source;
   const auto& annotations = pass.meta->annotations;
   if (auto it = annotations.find(str(api::kAnnotationApproveDestructivePlan));
@@ -797,6 +792,16 @@ absl::Status WorkloadReconciler::reconcileState(WorkloadPass& pass) {
     return secrets.status();
   }
   pass.state = workspace::readState(pass.suffix, *secrets);
+  // A deleting object leaves without a destroy only when it has no state:
+  // never decided on the cache alone, which may be behind
+  // (docs/behaviour/state.md#a-deleting-object-without-state).
+  if (pass.deleting && pass.state.status == workspace::StateStatus::kNotFound) {
+    auto live = listSecrets(deps_.api, pass.id.ns, workspace::stateSelector(pass.suffix));
+    if (!live.ok()) {
+      return live.status();
+    }
+    pass.state = workspace::readState(pass.suffix, *live);
+  }
   // The cache may not have seen this pass's adoption yet: when the newest
   // successful apply's hash is not the state's, read the Secrets again from
   // the API server rather than decide on a stale copy.
@@ -814,7 +819,7 @@ absl::Status WorkloadReconciler::reconcileState(WorkloadPass& pass) {
     }
   }
   const bool latched = pass.latched();
-  pass.verdict = workspace::classifyState(pass.state, kind_->role(),
+  pass.verdict = workspace::classifyState(pass.state, kind_->traits(),
                                           latched ? workspace::Provisioned::kYes
                                                   : workspace::Provisioned::kNo);
   // Lock check (docs/behaviour/state.md#locks).
@@ -822,18 +827,28 @@ absl::Status WorkloadReconciler::reconcileState(WorkloadPass& pass) {
   if (!lease.ok() && !kube::isNotFound(lease.status())) {
     return lease.status();
   }
+  const auto lock = workspace::readLock(lease.ok() ? *lease : json());
   workspace::OwnRunners own;
+  // Only a held lock needs its holder's pod, and then read live: a pod the
+  // cache has not seen yet, or still shows finished from before, is no
+  // proof (docs/behaviour/state.md#locks).
   for (const RunJob& run : pass.jobs) {
     own.job_names.push_back(run.record.name);
-    auto pod = podOfJob(deps_.cached, pass.id.ns, run.record.name);
-    if (pod.ok() && pod->has_value()) {
+    if (!lock) {
+      continue;
+    }
+    auto pod = podOfJob(deps_.api, pass.id.ns, run.record.name);
+    if (!pod.ok()) {
+      return pod.status();
+    }
+    if (pod->has_value()) {
       const std::string phase =
           (**pod).value("status", json::object()).value("phase", std::string());
       own.pods.push_back(
           workspace::RunnerPod{kube::meta::name(**pod), phase == "Succeeded" || phase == "Failed"});
     }
   }
-  pass.lock = workspace::decideLock(workspace::readLock(lease.ok() ? *lease : json()), own);
+  pass.lock = workspace::decideLock(lock, own);
   if (pass.lock.state == workspace::LockState::kForeign) {
     pass.verdict = workspace::StateVerdict::kLocked;
   }
@@ -883,13 +898,33 @@ absl::Status WorkloadReconciler::reconcileBackups(WorkloadPass& pass) {
     request.source_job = pass.status->last_run ? pass.status->last_run->job : "";
     bool ok = true;
     for (const json& secret : workspace::backupSecrets(request)) {
-      auto created = deps_.api.create(secret);
-      if (!created.ok() && !kube::isAlreadyExists(created.status())) {
-        ok = false;
-        pass.log.error("state backup failed", created.status(),
-                       {{"Secret", kube::objectRef(pass.id.ns, kube::meta::name(secret))}});
-        break;
+      const std::string name = kube::meta::name(secret);
+      absl::Status failure = deps_.api.create(secret).status();
+      if (kube::isAlreadyExists(failure)) {
+        // Only the leftover of an earlier copy of this very chunk lets the
+        // copy go on; other content under the name is never "taken"
+        // (docs/behaviour/state.md#backups).
+        auto existing = deps_.api.get(kinds::kSecret, {pass.id.ns, name});
+        if (!existing.ok()) {
+          failure = existing.status();
+        } else if (workspace::sameBackupChunk(*existing, secret)) {
+          failure = absl::OkStatus();
+        } else {
+          failure = absl::AlreadyExistsError(
+              "the Secret holds another backup chunk (set, chunk, digest or data differ)");
+          pass.event(kube::EventType::kWarning, "StateBackupConflict",
+                     "state serial " + std::to_string(pass.state.summary.serial) +
+                         " not backed up: Secret " + name +
+                         " already exists with other content (set, chunk, digest or data differ)");
+        }
       }
+      if (failure.ok()) {
+        continue;
+      }
+      ok = false;
+      pass.log.error("state backup failed", failure,
+                     {{"Secret", kube::objectRef(pass.id.ns, name)}});
+      break;
     }
     pass.count(deps_.metrics.state_backups_total.withLabels({kind(), ok ? "taken" : "skipped"}));
     if (ok) {
@@ -998,7 +1033,7 @@ void WorkloadReconciler::resolveSource(WorkloadPass& pass) {
   // The commit an immutable kind's first apply ran, while the source is the
   // one that apply had.
   std::optional<std::string> pinned;
-  if (kind_->immutableInputs() && pass.durable && pass.durable->annotations.git_commit &&
+  if (kind_->traits().immutable_inputs && pass.durable && pass.durable->annotations.git_commit &&
       pass.durable->annotations.image == identity_at(*pass.durable->annotations.git_commit)) {
     pinned = pass.durable->annotations.git_commit;
   }
@@ -1079,7 +1114,7 @@ absl::Status WorkloadReconciler::reconcileInputs(WorkloadPass& pass) {
     resolveSource(pass);
     return absl::OkStatus(); // owner gone: destroy renders the durable inputs
   }
-  if (kind_->immutableInputs() && (pass.latched() || pass.deleting)) {
+  if (kind_->traits().immutable_inputs && (pass.latched() || pass.deleting)) {
     resolveSource(pass);
     return absl::OkStatus(); // never rebuilt once provisioned
   }
@@ -1244,35 +1279,23 @@ absl::Status WorkloadReconciler::decideAndRun(WorkloadPass& pass) {
   std::optional<api::PlanPreview>& status_plan =
       kind_->plan(pass) != nullptr ? *kind_->plan(pass) : no_plan;
   lifecycle::DecisionInput in;
-  in.role = kind_->role();
+  in.traits = kind_->traits();
   in.deleting = pass.deleting;
   in.provisioned = pass.provisioned || pass.latched();
-  switch (pass.verdict) {
-  case workspace::StateVerdict::kNotFound:
-    in.state = lifecycle::StateReading::kNotFound;
-    break;
-  case workspace::StateVerdict::kRead:
-    in.state = lifecycle::StateReading::kRead;
-    break;
-  case workspace::StateVerdict::kLost:
-    // The decision applies the lost rule itself from provisioned + state.
-    in.state = pass.state.status == workspace::StateStatus::kNotFound
-                   ? lifecycle::StateReading::kNotFound
-                   : lifecycle::StateReading::kRead;
-    break;
-  default:
-    in.state = lifecycle::StateReading::kUnreadable;
-    break;
-  }
+  in.state_observed = pass.status->observed_state_serial.has_value();
+  in.state = lifecycle::stateReadingOf(pass.verdict, pass.state.status);
   in.state_inputs_hash = pass.state.inputs_hash;
   in.current_inputs_hash = pass.rendered ? pass.rendered->inputs_hash : "";
   in.inputs_too_large = pass.inputs_too_large;
   // A kind with immutable inputs destroys from its durable inputs only.
   in.destroy_inputs_available =
-      pass.durable.has_value() || (!kind_->immutableInputs() && pass.rendered.has_value());
+      pass.durable.has_value() || (!kind_->traits().immutable_inputs && pass.rendered.has_value());
   const auto& annotations = pass.meta->annotations;
   if (auto it = annotations.find(str(api::kAnnotationRestoreState)); it != annotations.end()) {
     in.restore_request = it->second;
+  }
+  if (auto it = annotations.find(str(api::kAnnotationOrphanOnDelete)); it != annotations.end()) {
+    in.orphan_accepted = it->second == "true";
   }
   for (const api::StateBackup& backup : pass.status->state_backups) {
     in.backup_serials.push_back(backup.serial);
@@ -1310,38 +1333,31 @@ absl::Status WorkloadReconciler::decideAndRun(WorkloadPass& pass) {
       return s;
     }
   }
-  switch (d.hold) {
-  case lifecycle::Hold::kRestoreBackupNotFound:
-    if (pass.set(cond::kRestoreJobSucceeded, ConditionStatus::kFalse,
-                 cond::kReasonRestoreBackupNotFound,
-                 "captf.io/restore-state names no complete backup")) {
+  if (const auto held = lifecycle::holdCondition(d.hold, kind_->resource(), pass.id, status_plan)) {
+    if (pass.set(held->type, held->status, held->reason, held->message) &&
+        d.hold == lifecycle::Hold::kRestoreBackupNotFound) {
       pass.count(deps_.metrics.state_restores_total.withLabels({kind(), "not_found"}));
     }
-    break;
-  case lifecycle::Hold::kPlanAwaitingApproval:
-    if (status_plan) {
-      pass.set(cond::kApplyJobSucceeded, ConditionStatus::kUnknown,
-               cond::kReasonPlanAwaitingApproval,
-               lifecycle::planAwaitingApprovalMessage(kind_->resource(), pass.id,
-                                                      status_plan->plan_hash));
-    }
-    break;
-  case lifecycle::Hold::kPlanChanged:
-    // docs/behaviour/approval.md step 5: the new plan of an approved apply keeps PlanChanged.
-    if (status_plan) {
-      pass.set(cond::kApplyJobSucceeded, ConditionStatus::kUnknown, cond::kReasonPlanChanged,
-               lifecycle::planChangedMessage(kind_->resource(), pass.id, status_plan->plan_hash));
-    }
-    break;
-  case lifecycle::Hold::kDestroyInputsMissing:
-    pass.set(cond::kApplyJobSucceeded, ConditionStatus::kFalse, cond::kReasonDestroyFailed,
-             "The durable inputs Secret is missing, so destroy cannot be rendered; see "
-             "<https://captf.io/docs/operator-guide/runbooks/stuck-destroy.html>");
-    break;
-  default:
-    break;
+  }
+  if (pass.deleting && d.hold == lifecycle::Hold::kStateLost) {
+    // docs/behaviour/state.md#a-deleting-object-without-state: held, and said how to go on.
+    pass.event(
+        kube::EventType::kWarning, "DestroyBlocked",
+        contract::strCat("no destroy can run: the state of this ", kind(),
+                         " is gone and its infrastructure would be left behind; restore a backup "
+                         "listed in status.stateBackups with the annotation ",
+                         api::kAnnotationRestoreState,
+                         "=<serial> to destroy it, or accept leaving it "
+                         "behind with the annotation ",
+                         api::kAnnotationOrphanOnDelete, "=true"));
   }
   if (d.action == lifecycle::Action::kCleanup) {
+    if (d.orphaned) {
+      pass.event(kube::EventType::kWarning, "ResourcesOrphaned",
+                 contract::strCat("deleted without a destroy, as ", api::kAnnotationOrphanOnDelete,
+                                  "=true allows: the state was lost and whatever infrastructure "
+                                  "it managed was left behind"));
+    }
     return cleanup(pass);
   }
   if (!lifecycle::findCondition(pass.status->conditions, cond::kApplyJobSucceeded)) {
@@ -1384,17 +1400,12 @@ absl::Status WorkloadReconciler::runJob(WorkloadPass& pass) {
   }
   // Which root the Job renders (docs/behaviour/inputs.md#durable-and-per-run-inputs-secrets table).
   const contract::RenderedRoot* root = nullptr;
-  const bool immutable = kind_->immutableInputs();
-  if (op == api::Operation::kDestroy) {
-    root = pass.durable                  ? &pass.durable->root
-           : pass.rendered && !immutable ? &pass.rendered->root
-                                         : nullptr;
-  } else if (op == api::Operation::kDrift || op == api::Operation::kRefresh) {
-    root = pass.rendered && !immutable ? &pass.rendered->root
-           : pass.durable              ? &pass.durable->root
-                                       : nullptr;
-  } else if (op != api::Operation::kRestore) {
-    root = pass.rendered ? &pass.rendered->root : nullptr;
+  const lifecycle::JobRoot which = lifecycle::rootForOperation(
+      op, kind_->traits(), pass.durable.has_value(), pass.rendered.has_value());
+  if (which == lifecycle::JobRoot::kDurable && pass.durable) {
+    root = &pass.durable->root;
+  } else if (which == lifecycle::JobRoot::kCurrent && pass.rendered) {
+    root = &pass.rendered->root;
   }
   if (root == nullptr && op != api::Operation::kRestore) {
     return absl::OkStatus();
@@ -1450,10 +1461,7 @@ absl::Status WorkloadReconciler::runJob(WorkloadPass& pass) {
   lease.operation = op;
   lease.active_deadline_seconds = pass.policy.active_deadline_seconds;
   lease.now = pass.now.value;
-  const std::string_view wait_condition =
-      op == api::Operation::kDrift || op == api::Operation::kRefresh ? cond::kDriftJobSucceeded
-      : op == api::Operation::kRestore                               ? cond::kRestoreJobSucceeded
-                                                                     : cond::kApplyJobSucceeded;
+  const std::string_view wait_condition = lifecycle::waitConditionFor(op);
   std::string holder;
   auto verdict =
       takeLease(deps_.api, deps_.cached, lease, lifecycle::runLeaseName(pass.id), holder);
@@ -1476,6 +1484,7 @@ absl::Status WorkloadReconciler::runJob(WorkloadPass& pass) {
     if (!gate_input.ok()) {
       return gate_input.status();
     }
+    gate_input->traits = kind_->traits();
     switch (lifecycle::evaluateGate(*gate_input)) {
     case lifecycle::GateVerdict::kProceed:
       break;
@@ -1579,53 +1588,37 @@ absl::Status WorkloadReconciler::runJob(WorkloadPass& pass) {
     }
   }
 
-  lifecycle::JobBuildRequest build;
-  build.object = pass.id;
-  build.object_uid = pass.meta->uid;
-  build.cluster_name = pass.cluster_name;
-  build.job_name = job_name;
-  build.operation = op;
-  build.attempt = d.attempt;
-  build.image = sourceImage(*pass.spec);
-  build.image_reference = build.image;
-  build.git = git;
-  // An immutable kind runs every operation after its first apply from the
-  // digest that apply ran (docs/decisions/manager-reconcile-pass.md, "Kinds").
-  if (immutable && op != api::Operation::kApply && pass.durable &&
-      pass.durable->annotations.image_digest) {
-    if (auto by_digest = contract::pinnedReference(pass.durable->annotations.image,
-                                                   *pass.durable->annotations.image_digest)) {
-      build.image = *by_digest;
-    }
+  lifecycle::JobStart start;
+  start.object = pass.id;
+  start.object_uid = pass.meta->uid;
+  start.cluster_name = pass.cluster_name;
+  start.job_name = job_name;
+  start.traits = kind_->traits();
+  start.source = pass.spec->source;
+  if (pass.durable) {
+    start.durable = pass.durable->annotations;
   }
-  build.image_pull_policy = lifecycle::effectivePullPolicy(pass.spec->source);
-  build.runner_image = deps_.settings.runner_image;
-  build.policy = pass.policy;
-  build.credentials_secret = pass.identity.mirror_name;
-  build.credential_env_keys = pass.identity.delivery.env;
-  build.inputs_hash = d.inputs_hash;
-  build.options = d.job;
+  start.git = git;
+  start.runner_image = deps_.settings.runner_image;
+  start.policy = pass.policy;
+  start.credentials_secret = pass.identity.mirror_name;
+  start.credential_env_keys = pass.identity.delivery.env;
   if (pass.lock.state == workspace::LockState::kStale) {
-    build.force_unlock_id = pass.lock.lock.id;
+    start.force_unlock_id = pass.lock.lock.id;
     pass.count(deps_.metrics.lock_force_unlocks_total.withLabels({kind()}));
     pass.event(kube::EventType::kWarning, "ForceUnlocked", pass.lock.message);
   }
-  build.runner_events = deps_.settings.runner_events == RunnerEvents::kOn;
+  start.runner_events = deps_.settings.runner_events == RunnerEvents::kOn;
   // The run's report credential (docs/decisions/run-reports.md): only its
   // hash on the Job, the token in the per-run Secret.
   std::string report_token;
   if (deps_.settings.runReportsOn()) {
     report_token = contract::newReportToken();
-    build.report_address = deps_.settings.run_reports.address;
-    build.report_token_hash = contract::reportTokenHash(report_token);
+    start.report_address = deps_.settings.run_reports.address;
+    start.report_token_hash = contract::reportTokenHash(report_token);
   }
-  if (restore) {
-    build.restore_chunk_secrets = restore->chunk_secrets;
-    build.restore_resources = restore->resources;
-    // Annotated on the Job: what bookkeeping adopts once the push succeeded.
-    build.inputs_hash = restore->inputs_hash;
-  }
-  auto job = lifecycle::buildJob(build);
+  start.restore = std::move(restore);
+  auto job = lifecycle::buildJob(lifecycle::jobBuildRequest(d, start));
   if (!job.ok()) {
     return kube::terminalError(job.status());
   }
@@ -1663,7 +1656,7 @@ absl::Status WorkloadReconciler::runJob(WorkloadPass& pass) {
                                     {"trigger", why}});
   pass.event(kube::EventType::kNormal, "JobCreated",
              op_name + " Job " + job_name + " (attempt " + std::to_string(d.attempt) + ", image " +
-                 sourceImage(*pass.spec) +
+                 lifecycle::sourceImage(pass.spec->source) +
                  (git ? ", commit " + git->commit.substr(0, 12) : std::string()) + "): " + why);
   if (d.trigger == lifecycle::Trigger::kInputsChanged) {
     pass.count(deps_.metrics.inputs_hash_changes_total.withLabels({kind()}));
@@ -1711,7 +1704,7 @@ absl::Status WorkloadReconciler::cleanup(WorkloadPass& pass) {
       !s.ok()) {
     return s;
   }
-  if (kind_->ownsClusterLease() && !pass.cluster_name.empty()) {
+  if (kind_->traits().owns_cluster_lease && !pass.cluster_name.empty()) {
     if (absl::Status s = deleteLease(deps_.api, pass.id.ns,
                                      lifecycle::clusterLeaseName(pass.id.ns, pass.cluster_name));
         !s.ok()) {
@@ -1751,7 +1744,7 @@ absl::Status WorkloadReconciler::cleanup(WorkloadPass& pass) {
 void WorkloadReconciler::summarize(WorkloadPass& pass) {
   const bool provisioned = pass.latched();
   kind_->summarize(pass);
-  lifecycle::setReady(pass.status->conditions, kind_->role(), provisioned, pass.generation,
+  lifecycle::setReady(pass.status->conditions, kind_->traits(), provisioned, pass.generation,
                       pass.now);
   if (pass.generation > 0) {
     pass.status->observed_generation = pass.generation;

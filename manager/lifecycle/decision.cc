@@ -143,9 +143,26 @@ Decision decideRestore(const DecisionInput& in) {
 Decision decideDelete(const DecisionInput& in) {
   Decision d;
   d.trigger = Trigger::kDestroy;
-  if (newestWith(in.jobs, Operation::kDestroy, JobOutcome::kSucceeded) != nullptr ||
-      in.state == StateReading::kNotFound) {
+  if (newestWith(in.jobs, Operation::kDestroy, JobOutcome::kSucceeded) != nullptr) {
     d.action = Action::kCleanup;
+    return d;
+  }
+  if (in.state == StateReading::kNotFound) {
+    // No destroy can run without state (docs/behaviour/state.md#a-deleting-object-without-state):
+    // only an object that never had any leaves at once; one that had is
+    // held until a person restores a backup or accepts the orphan.
+    const bool had_state =
+        in.provisioned || in.state_observed ||
+        newestWith(in.jobs, Operation::kApply, JobOutcome::kSucceeded) != nullptr;
+    if (!had_state || in.orphan_accepted) {
+      d.action = Action::kCleanup;
+      d.orphaned = had_state;
+      return d;
+    }
+    if (in.restore_request) {
+      return decideRestore(in);
+    }
+    hold(d, Hold::kStateLost, std::nullopt);
     return d;
   }
   if (in.state == StateReading::kUnreadable) {
@@ -168,14 +185,13 @@ Decision decideDelete(const DecisionInput& in) {
 
 // Which apply row matches (rows 3–7), or kNone.
 Trigger applyTrigger(const DecisionInput& in, bool& cap_reached) {
-  const bool mutable_kind = in.role != contract::Role::kMachine;
   if (in.state == StateReading::kNotFound) {
     return Trigger::kFirstApply;
   }
   if (in.state_inputs_hash.empty()) {
     return Trigger::kNoInputsHash;
   }
-  if (!mutable_kind) {
+  if (in.traits.immutable_inputs) {
     return Trigger::kNone;
   }
   if (!in.current_inputs_hash.empty() && in.current_inputs_hash != in.state_inputs_hash) {
@@ -227,7 +243,7 @@ void decideApply(Decision& d, const DecisionInput& in, Trigger trigger) {
   const bool remediation = trigger == Trigger::kDriftRemediation;
   const std::string tick =
       remediation ? jobName(newestWith(in.jobs, Operation::kDrift, JobOutcome::kSucceeded)) : "";
-  if (in.role == contract::Role::kCluster && trigger != Trigger::kFirstApply &&
+  if (in.traits.plan_approval && trigger != Trigger::kFirstApply &&
       in.apply_policy == api::ApplyPolicy::kManual) {
     // docs/behaviour/approval.md: plan, publish, wait for approve-plan, apply that plan.
     if (in.plan && in.plan->inputs_hash == hash) {
@@ -255,7 +271,7 @@ void decideApply(Decision& d, const DecisionInput& in, Trigger trigger) {
     runJob(d, in, Operation::kPlan, hash, tick);
     return;
   }
-  if (in.role == contract::Role::kCluster) {
+  if (in.traits.plan_approval) {
     // docs/behaviour/approval.md: a blocked apply of this hash waits for its approval.
     const JobRecord* newest_of_hash = nullptr;
     for (const JobRecord& job : in.jobs) {
@@ -276,7 +292,7 @@ void decideApply(Decision& d, const DecisionInput& in, Trigger trigger) {
   }
   runJob(d, in, Operation::kApply, hash, tick);
   d.job.drift_remediation = remediation;
-  if (in.role == contract::Role::kCluster) {
+  if (in.traits.plan_approval) {
     d.job.guard_deletes = true;
     d.job.allow_deletes_hash = in.approve_destructive_plan;
   }
@@ -301,8 +317,6 @@ std::vector<Candidate> scheduleCandidates(const DecisionInput& in) {
       finishedAt(newestWith(in.jobs, Operation::kRestore, JobOutcome::kSucceeded));
   const auto last_refresh = latest({fromApi(in.last_refresh), refresh_done, drift_done});
   const auto last_drift = latest({fromApi(in.last_drift_check), drift_done});
-  const bool is_pool = in.role == contract::Role::kMachinePool;
-  const bool is_machine = in.role == contract::Role::kMachine;
   const auto after_refresh = [&](Seconds interval) {
     const TimePoint base = last_refresh.value_or(in.now - interval - in.jitter.of(interval));
     return base + interval + in.jitter.of(interval);
@@ -311,26 +325,29 @@ std::vector<Candidate> scheduleCandidates(const DecisionInput& in) {
       in.schedule.membership_refresh_interval.value_or(kDefaultMembershipRefreshInterval);
 
   // 1. Post-apply refresh (machine, pool).
-  if ((is_pool || is_machine) && apply_done && (!last_refresh || *last_refresh < *apply_done)) {
+  if (in.traits.post_apply_refresh && apply_done &&
+      (!last_refresh || *last_refresh < *apply_done)) {
     out.push_back({Trigger::kPostApplyRefresh, Operation::kRefresh, *apply_done});
   }
   // 2. Pool membership converging: 30s flat (or the interval if shorter).
-  if (is_pool && in.observed_replicas && *in.observed_replicas != in.provider_id_count) {
+  if (in.traits.pool_membership && in.observed_replicas &&
+      *in.observed_replicas != in.provider_id_count) {
     out.push_back({Trigger::kMembershipConverging, Operation::kRefresh,
                    after_refresh(std::min(kConvergingRefresh, membership))});
   }
   // 3. Health pending: 30s doubling to 5m (pool: 30s flat, or the interval).
   if (in.pending_refreshes >= 1 && !(in.provisioned && in.schedule.health_samples_disabled)) {
-    const Seconds delay = is_pool ? std::min(kConvergingRefresh, membership)
-                                  : pendingRefreshDelay(in.pending_refreshes);
+    const Seconds delay = in.traits.pool_membership ? std::min(kConvergingRefresh, membership)
+                                                    : pendingRefreshDelay(in.pending_refreshes);
     out.push_back({Trigger::kHealthPending, Operation::kRefresh, after_refresh(delay)});
   }
   // 4. Pool membership refresh interval.
-  if (is_pool) {
+  if (in.traits.pool_membership) {
     out.push_back({Trigger::kMembershipInterval, Operation::kRefresh, after_refresh(membership)});
   }
-  // 5. Machine health checks (annotateMachine), once provisioned.
-  if (is_machine && in.provisioned && in.schedule.health_check_interval) {
+  // 5. Machine health checks (annotateMachine), once provisioned: resolveSchedule sets the
+  // interval for a TerraformMachine with annotateMachine only.
+  if (in.provisioned && in.schedule.health_check_interval) {
     out.push_back({Trigger::kHealthCheckInterval, Operation::kRefresh,
                    after_refresh(*in.schedule.health_check_interval)});
   }
@@ -357,7 +374,8 @@ void decideSchedule(Decision& d, const DecisionInput& in, const Decision* held) 
       due = *not_before;
     }
     if (due <= in.now) {
-      if (in.inputs_too_large && in.role != contract::Role::kMachine) {
+      // An immutable kind's schedules render its durable inputs, never the current render.
+      if (in.inputs_too_large && !in.traits.immutable_inputs) {
         d.trigger = c.trigger;
         hold(d, Hold::kInputsTooLarge, kApprovalRecheck);
         return;
@@ -403,13 +421,12 @@ Decision decide(const DecisionInput& in) {
   if (in.deleting) {
     return decideDelete(in);
   }
-  const bool immutable_kind = in.role == contract::Role::kMachine;
   if (in.state == StateReading::kUnreadable) {
     hold(d, Hold::kStateUnreadable, kBackoffBase);
     return d;
   }
-  if (in.provisioned &&
-      (in.state == StateReading::kNotFound || (immutable_kind && in.state_inputs_hash.empty()))) {
+  if (in.provisioned && (in.state == StateReading::kNotFound ||
+                         (in.traits.immutable_inputs && in.state_inputs_hash.empty()))) {
     hold(d, Hold::kStateLost, std::nullopt);
     return d;
   }
@@ -438,8 +455,8 @@ Decision decide(const DecisionInput& in) {
 
 Decision decideNextOperation(const DecisionInput& in) {
   Decision d = decide(in);
-  d.clear_plan = in.role == contract::Role::kCluster &&
-                 in.apply_policy == api::ApplyPolicy::kAutomatic && in.plan.has_value();
+  d.clear_plan = in.traits.plan_approval && in.apply_policy == api::ApplyPolicy::kAutomatic &&
+                 in.plan.has_value();
   return d;
 }
 

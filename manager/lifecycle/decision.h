@@ -14,11 +14,11 @@
 #include <string_view>
 #include <vector>
 
-#include "contract/roles.h"
 #include "manager/api/workspace.h"
 #include "manager/lifecycle/defaults.h"
 #include "manager/lifecycle/history.h"
 #include "manager/lifecycle/schedule.h"
+#include "manager/workspace/kind_traits.h"
 
 namespace captf::lifecycle {
 
@@ -37,7 +37,9 @@ enum class StateReading {
 // Everything the decision reads. Field comments name the source.
 struct DecisionInput {
   // --- the object ------------------------------------------------------------
-  contract::Role role = contract::Role::kCluster;
+  // What the object's kind does differently (WorkloadKind::traits()): immutable inputs,
+  // plan approval, pool membership, the post-apply refresh.
+  workspace::KindTraits traits{};
   // metadata.deletionTimestamp is set.
   bool deleting = false;
   // cluster.x-k8s.io/paused on the object or the owning Cluster's
@@ -45,6 +47,13 @@ struct DecisionInput {
   bool paused = false;
   // status.initialization.provisioned (the latch).
   bool provisioned = false;
+  // status.observedStateSerial is set: a state was read once. With
+  // `provisioned` and a successful apply in `jobs`, what makes a deleting
+  // object without state one that had state
+  // (docs/behaviour/state.md#a-deleting-object-without-state).
+  bool state_observed = false;
+  // captf.io/orphan-on-delete is "true".
+  bool orphan_accepted = false;
 
   // --- state and inputs --------------------------------------------------------
   StateReading state = StateReading::kNotFound;
@@ -68,16 +77,16 @@ struct DecisionInput {
   // --- annotations -------------------------------------------------------------
   // captf.io/restore-state, verbatim; nullopt when absent.
   std::optional<std::string> restore_request{};
-  // captf.io/approve-destructive-plan ("" when absent). TerraformCluster only.
+  // captf.io/approve-destructive-plan ("" when absent). Read with plan_approval only.
   std::string approve_destructive_plan{};
-  // captf.io/approve-plan ("" when absent). TerraformCluster only.
+  // captf.io/approve-plan ("" when absent). Read with plan_approval only.
   std::string approve_plan{};
 
   // --- status ------------------------------------------------------------------
   // Serials of the complete backups that exist (status.stateBackups or the
   // backup Secrets), any order.
   std::vector<std::int64_t> backup_serials{};
-  // status.plan of a TerraformCluster: the plan awaiting approval.
+  // status.plan of a kind with plan_approval (TerraformCluster): the plan awaiting approval.
   std::optional<api::PlanPreview> plan{};
   // The newest successful drift check found drift and no apply has
   // succeeded since (DriftDetected True with DriftPending/DriftRemediating).
@@ -95,8 +104,8 @@ struct DecisionInput {
   // controller may count an OutputsPending reading the same way, so an
   // unprovisioned object keeps being refreshed until its outputs appear.
   std::int32_t pending_refreshes = 0;
-  // Pools: len(spec.providerIDList) and status.replicas (nullopt when
-  // unset); they differ while membership converges.
+  // With pool_membership: len(spec.providerIDList) and status.replicas
+  // (nullopt when unset); they differ while membership converges.
   std::int32_t provider_id_count = 0;
   std::optional<std::int32_t> observed_replicas{};
 
@@ -192,7 +201,7 @@ enum class Hold {
 struct JobOptions {
   // Annotate captf.io/drift-remediation.
   bool drift_remediation = false;
-  // TerraformCluster apply without a plan approval: --guard-deletes
+  // An apply of a kind with plan_approval, without a plan approval: --guard-deletes
   // --inputs-hash <current>.
   bool guard_deletes = false;
   // --allow-deletes-hash: captf.io/approve-destructive-plan when set (with
@@ -228,11 +237,15 @@ struct Decision {
   // Remove captf.io/restore-state (a restore of that serial already
   // succeeded).
   bool remove_restore_annotation = false;
+  // kCleanup without a destroy of an object that had state: its
+  // infrastructure is left behind, as `orphan_accepted` allowed (Warning
+  // Event ResourcesOrphaned).
+  bool orphaned = false;
   // Drift remediation is wanted but failed failed_jobs_history_limit times
   // since the last successful drift check: it stays pending until the next
   // check (DriftDetected=True/DriftPending says so).
   bool remediation_cap_reached = false;
-  // TerraformCluster under applyPolicy Automatic with a status.plan left
+  // A kind with plan_approval under applyPolicy Automatic with a status.plan left
   // from Manual: clear it (docs/reference/api.md: switching to Automatic applies whatever
   // was waiting and clears status.plan).
   bool clear_plan = false;

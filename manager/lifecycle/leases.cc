@@ -77,7 +77,7 @@ bool gateApplies(bool gate_enabled, api::Operation operation) {
 }
 
 GateVerdict evaluateGate(const GateInput& input) {
-  if (input.role == contract::Role::kCluster) {
+  if (input.traits.owns_cluster_lease) {
     // Holding the cluster Lease, dependents in flight make the cluster wait
     // with both Leases kept, so new dependent operations queue behind it.
     if (!mayHold(input.cluster_lease_verdict) || input.dependent_operations > 0) {

@@ -13,11 +13,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "contract/roles.h"
 #include "manager/api/time.h"
 #include "manager/api/workspace.h"
 #include "manager/lifecycle/names.h"
 #include "manager/lifecycle/schedule.h"
+#include "manager/workspace/kind_traits.h"
 
 namespace captf::lifecycle {
 
@@ -117,7 +117,7 @@ enum class GateVerdict {
   kWaitForClusterOperation,
 };
 
-// The gate, after the object's own run Lease is held.
+// The gate, after the object's own run Lease is held. `traits.owns_cluster_lease` picks the side.
 //   cluster: take the cluster write Lease (clusterLeaseName) with
 //     evaluateLease for our Job and pass the verdict as
 //     `cluster_lease_verdict` (kWait: another live Job holds it — the gate
@@ -129,7 +129,7 @@ enum class GateVerdict {
 //     a live Job that is not ours).
 // Precondition: gateApplies(...) is true.
 struct GateInput {
-  contract::Role role = contract::Role::kCluster;
+  workspace::KindTraits traits{};
   LeaseVerdict cluster_lease_verdict = LeaseVerdict::kCreate;
   std::int32_t dependent_operations = 0;
   bool cluster_lease_held_by_other = false;

@@ -65,13 +65,13 @@ bool isNegativePolarity(std::string_view type) {
   return type == c::kDeleting || type == c::kDriftDetected || type == c::kDeletionBlocked;
 }
 
-std::vector<std::string_view> readyInputs(contract::Role role, bool provisioned) {
+std::vector<std::string_view> readyInputs(const workspace::KindTraits& traits, bool provisioned) {
   if (!provisioned) {
     return {c::kDependenciesReady, c::kIdentityAllowed,       c::kCredentialsMirrored,
             c::kRunnerRbacReady,   c::kApplyJobSucceeded,     c::kStateReadable,
             c::kOutputsValid,      c::kInfrastructureHealthy, c::kDeleting};
   }
-  if (role == contract::Role::kMachinePool) {
+  if (traits.ready_tracks_reapply) {
     return {c::kInfrastructureHealthy, c::kApplyJobSucceeded, c::kDeleting};
   }
   return {c::kInfrastructureHealthy, c::kDeleting};
@@ -113,9 +113,10 @@ api::Condition summarizeReady(std::span<const api::Condition> conditions,
   return ready;
 }
 
-ConditionChange setReady(std::vector<api::Condition>& conditions, contract::Role role,
-                         bool provisioned, std::int64_t generation, const api::Time& now) {
-  const std::vector<std::string_view> inputs = readyInputs(role, provisioned);
+ConditionChange setReady(std::vector<api::Condition>& conditions,
+                         const workspace::KindTraits& traits, bool provisioned,
+                         std::int64_t generation, const api::Time& now) {
+  const std::vector<std::string_view> inputs = readyInputs(traits, provisioned);
   const api::Condition ready = summarizeReady(conditions, inputs);
   return setCondition(conditions, ready.type, ready.status, ready.reason, ready.message, generation,
                       now);

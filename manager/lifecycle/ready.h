@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "contract/roles.h"
 #include "manager/api/core_types.h"
+#include "manager/workspace/kind_traits.h"
 
 namespace captf::lifecycle {
 
@@ -50,9 +50,9 @@ bool isNegativePolarity(std::string_view type);
 // before provisioning DependenciesReady, IdentityAllowed,
 // CredentialsMirrored, RunnerRBACReady, ApplyJobSucceeded, StateReadable,
 // OutputsValid, InfrastructureHealthy, Deleting; after provisioning
-// InfrastructureHealthy, Deleting (pool: InfrastructureHealthy,
-// ApplyJobSucceeded, Deleting).
-std::vector<std::string_view> readyInputs(contract::Role role, bool provisioned);
+// InfrastructureHealthy, Deleting (with ready_tracks_reapply, a pool's:
+// InfrastructureHealthy, ApplyJobSucceeded, Deleting).
+std::vector<std::string_view> readyInputs(const workspace::KindTraits& traits, bool provisioned);
 
 // The Ready condition (type Ready, observedGeneration and
 // lastTransitionTime left for setCondition) summarizing `inputs` of
@@ -67,9 +67,10 @@ std::vector<std::string_view> readyInputs(contract::Role role, bool provisioned)
 api::Condition summarizeReady(std::span<const api::Condition> conditions,
                               std::span<const std::string_view> inputs);
 
-// setCondition of summarizeReady(conditions, readyInputs(role,
+// setCondition of summarizeReady(conditions, readyInputs(traits,
 // provisioned)).
-ConditionChange setReady(std::vector<api::Condition>& conditions, contract::Role role,
-                         bool provisioned, std::int64_t generation, const api::Time& now);
+ConditionChange setReady(std::vector<api::Condition>& conditions,
+                         const workspace::KindTraits& traits, bool provisioned,
+                         std::int64_t generation, const api::Time& now);
 
 } // namespace captf::lifecycle

@@ -51,11 +51,118 @@ bool hasOwner(const json& object, std::string_view uid) {
 struct BackupChunk {
   std::string name;
   std::optional<std::int64_t> serial, chunk, chunks, resources;
-  std::string lineage, taken_at, source_job, digest, inputs_hash;
+  std::string set, lineage, taken_at, source_job, digest, inputs_hash;
   std::optional<std::string> data;
 };
 
+constexpr std::string_view kBackupDigestPrefix = "sha256:";
+constexpr std::size_t kBackupDigestHex = 64;
+constexpr std::size_t kBackupSetIdHex = 12;
+
+// The name without a trailing "-part-<n>" (n a positive decimal): the base
+// name every chunk of one backup set shares, under either naming.
+std::string backupNameBase(std::string_view name) {
+  constexpr std::string_view kPart = "-part-";
+  const std::size_t at = name.rfind(kPart);
+  if (at == std::string_view::npos) {
+    return std::string(name);
+  }
+  const auto index = parseInt(name.substr(at + kPart.size()));
+  return std::string(index && *index > 0 ? name.substr(0, at) : name);
+}
+
+// The digest of a backup: "sha256:" + hex SHA-256 of the payloads
+// concatenated in chunk order. The writer (stateDigest) and the verifier
+// both come here.
+std::string backupDigestOf(const std::vector<std::string_view>& parts) {
+  std::string all;
+  for (std::string_view part : parts) {
+    all += part;
+  }
+  return strCat(kBackupDigestPrefix, contract::sha256Hex(all));
+}
+
+// Why the chunks of one base name (sorted by chunk index) are not a complete
+// set; "" when they are. Names Secrets and indexes only.
+std::string incompleteBackupReason(std::string_view suffix, std::string_view base,
+                                   const std::vector<BackupChunk>& chunks) {
+  for (const BackupChunk& chunk : chunks) {
+    if (!chunk.serial || !chunk.chunk || !chunk.chunks || chunk.set.empty() ||
+        chunk.digest.empty()) {
+      return strCat("Secret ", chunk.name, ": backup annotations missing or unreadable");
+    }
+  }
+  const BackupChunk& first = chunks.front();
+  const std::int64_t serial = first.serial.value_or(0);
+  const std::int64_t count = first.chunks.value_or(0);
+  for (const BackupChunk& chunk : chunks) {
+    if (chunk.serial != first.serial || chunk.chunks != first.chunks || chunk.set != first.set ||
+        chunk.digest != first.digest) {
+      return strCat("Secrets ", first.name, " and ", chunk.name,
+                    " disagree on the backup's serial, chunk count, set or digest");
+    }
+  }
+  if (static_cast<std::size_t>(count) != chunks.size()) {
+    return strCat(chunks.size(), " of ", count, " chunks present");
+  }
+  // Sets of this version are named for their set id, those of earlier
+  // versions for their serial (docs/decisions/backup-identity.md).
+  const bool legacy = base == legacyBackupSecretName(suffix, serial);
+  if (!legacy && base != backupSecretName(suffix, first.set)) {
+    return strCat("Secret ", first.name, " is not named for backup set ", first.set);
+  }
+  for (std::size_t i = 0; i < chunks.size(); ++i) {
+    const BackupChunk& chunk = chunks[i];
+    if (chunk.chunk != static_cast<std::int64_t>(i)) {
+      return strCat("chunk ", i, " of ", chunks.size(), " missing or duplicated");
+    }
+    const std::string expected =
+        legacy ? legacyBackupSecretName(suffix, serial, i) : backupSecretName(suffix, first.set, i);
+    if (chunk.name != expected) {
+      return strCat("Secret ", chunk.name, " is annotated as chunk ", i, " of ", expected);
+    }
+    if (!chunk.data) {
+      return strCat("Secret ", chunk.name, " has no readable ", kStateDataKey);
+    }
+  }
+  return {};
+}
+
+// Why a complete set is not the state it claims to be; "" when it is: the
+// set id must be the one of its serial and digest, and the data must hash to
+// the digest with the function the writer used (stateDigest).
+std::string unverifiedBackupReason(const std::vector<BackupChunk>& chunks) {
+  const BackupChunk& first = chunks.front();
+  const std::int64_t serial = first.serial.value_or(0);
+  if (backupSetId(serial, first.digest) != first.set) {
+    return strCat("set id ", first.set, " is not the one of serial ", serial, " and digest ",
+                  first.digest);
+  }
+  std::vector<std::string_view> data;
+  data.reserve(chunks.size());
+  for (const BackupChunk& chunk : chunks) {
+    data.emplace_back(chunk.data ? std::string_view(*chunk.data) : std::string_view());
+  }
+  if (const std::string actual = backupDigestOf(data); actual != first.digest) {
+    return strCat("digest mismatch: the chunks hash to ", actual, ", the set is annotated ",
+                  first.digest);
+  }
+  return {};
+}
+
 } // namespace
+
+std::string stateDigest(const std::vector<std::string>& chunks) {
+  return backupDigestOf(std::vector<std::string_view>(chunks.begin(), chunks.end()));
+}
+
+std::string backupSetId(std::int64_t serial, std::string_view digest) {
+  if (!digest.starts_with(kBackupDigestPrefix) ||
+      digest.size() != kBackupDigestPrefix.size() + kBackupDigestHex) {
+    return {};
+  }
+  return strCat(serial, "-", digest.substr(kBackupDigestPrefix.size(), kBackupSetIdHex));
+}
 
 std::vector<SecretPatch> adoptionPatches(const ObjectRef& ref,
                                          const std::vector<json>& state_secrets,
@@ -95,7 +202,9 @@ std::vector<SecretPatch> adoptionPatches(const ObjectRef& ref,
 
 std::vector<BackupSet> listBackups(std::string_view suffix,
                                    const std::vector<json>& backup_secrets) {
-  std::map<std::string, std::vector<BackupChunk>> by_set;
+  // By base name: the Secrets a set's writer named together. Grouping by the
+  // set annotation instead would let a Secret of another name join a set.
+  std::map<std::string, std::vector<BackupChunk>> by_base;
   for (const json& secret : backup_secrets) {
     if (internal::label(secret, api::kLabelStateBackup) != "true" ||
         internal::label(secret, api::kLabelStateBackupSuffix) != std::string(suffix)) {
@@ -110,58 +219,46 @@ std::vector<BackupSet> listBackups(std::string_view suffix,
     const auto text = [&secret](std::string_view key) {
       return internal::annotation(secret, key).value_or("");
     };
+    chunk.set = text(api::kAnnotationStateBackupSet);
     chunk.lineage = text(api::kAnnotationStateBackupLineage);
     chunk.taken_at = text(api::kAnnotationStateBackupTakenAt);
     chunk.source_job = text(api::kAnnotationStateBackupSourceJob);
     chunk.digest = text(api::kAnnotationStateBackupDigest);
     chunk.inputs_hash = text(api::kAnnotationInputsHash);
     chunk.data = internal::secretData(secret, kStateDataKey);
-    std::string set = text(api::kAnnotationStateBackupSet);
-    if (set.empty() || !chunk.serial || !chunk.chunk || !chunk.chunks) {
-      // Unreadable: a set of its own, incomplete, so that pruning can remove it.
-      set = strCat("\x01", chunk.name);
-    }
-    by_set[set].push_back(std::move(chunk));
+    by_base[backupNameBase(chunk.name)].push_back(std::move(chunk));
   }
 
   std::vector<BackupSet> sets;
-  for (auto& [set_id, chunks] : by_set) {
-    BackupSet set;
-    set.set = set_id.starts_with('\x01') ? std::string() : set_id;
+  for (auto& [base, chunks] : by_base) {
+    std::sort(chunks.begin(), chunks.end(), [](const BackupChunk& a, const BackupChunk& b) {
+      if (a.chunk.value_or(-1) != b.chunk.value_or(-1)) {
+        return a.chunk.value_or(-1) < b.chunk.value_or(-1);
+      }
+      return a.name < b.name;
+    });
     const BackupChunk& first = chunks.front();
+    BackupSet set;
     set.serial = first.serial.value_or(0);
+    set.set = first.set;
+    set.digest = first.digest;
+    set.taken_at = first.taken_at;
     for (const BackupChunk& chunk : chunks) {
       set.secret_names.push_back(chunk.name);
       set.bytes += chunk.data ? static_cast<std::int64_t>(chunk.data->size()) : 0;
     }
-    std::sort(chunks.begin(), chunks.end(), [](const BackupChunk& a, const BackupChunk& b) {
-      return a.chunk.value_or(-1) < b.chunk.value_or(-1);
-    });
-    bool complete = !set.set.empty() && first.chunks &&
-                    static_cast<std::size_t>(*first.chunks) == chunks.size();
-    for (std::size_t i = 0; complete && i < chunks.size(); ++i) {
-      const BackupChunk& chunk = chunks[i];
-      complete = chunk.chunk == static_cast<std::int64_t>(i) && chunk.serial == first.serial &&
-                 chunk.chunks == first.chunks && chunk.data.has_value() &&
-                 chunk.name == backupSecretName(suffix, set.serial, i);
-    }
-    if (complete) {
-      const BackupChunk& zero = chunks.front();
-      set.secret_names.clear();
-      for (const BackupChunk& chunk : chunks) {
-        set.secret_names.push_back(chunk.name);
-      }
-      set.lineage = zero.lineage;
-      set.taken_at = zero.taken_at;
-      set.source_job = zero.source_job;
-      set.digest = zero.digest;
-      set.inputs_hash = zero.inputs_hash;
-      set.resources = zero.resources.value_or(0);
+    set.problem = incompleteBackupReason(suffix, base, chunks);
+    set.complete = set.problem.empty();
+    if (set.complete) {
+      set.problem = unverifiedBackupReason(chunks);
+      set.verified = set.problem.empty();
+      set.lineage = first.lineage;
+      set.source_job = first.source_job;
+      set.inputs_hash = first.inputs_hash;
+      set.resources = first.resources.value_or(0);
     } else {
       std::sort(set.secret_names.begin(), set.secret_names.end());
-      set.taken_at = first.taken_at;
     }
-    set.complete = complete;
     sets.push_back(std::move(set));
   }
   std::sort(sets.begin(), sets.end(), [](const BackupSet& a, const BackupSet& b) {
@@ -171,7 +268,10 @@ std::vector<BackupSet> listBackups(std::string_view suffix,
     if (a.taken_at != b.taken_at) {
       return a.taken_at > b.taken_at;
     }
-    return a.set > b.set;
+    if (a.set != b.set) {
+      return a.set > b.set;
+    }
+    return a.secret_names > b.secret_names;
   });
   return sets;
 }
@@ -190,22 +290,20 @@ BackupDecision decideBackup(const ReadState& state, const std::vector<BackupSet>
   if (state.status != StateStatus::kRead) {
     return BackupDecision::kStateUnusable;
   }
-  const bool taken = std::any_of(existing.begin(), existing.end(), [&state](const BackupSet& s) {
-    return s.serial == state.summary.serial && s.complete;
-  });
+  const std::string digest = stateDigest(state.chunks);
+  const bool taken =
+      std::any_of(existing.begin(), existing.end(), [&state, &digest](const BackupSet& s) {
+        return s.verified && s.serial == state.summary.serial && s.digest == digest;
+      });
   return taken ? BackupDecision::kAlreadyTaken : BackupDecision::kTake;
 }
 
 std::vector<json> backupSecrets(const BackupRequest& request) {
   const ReadState& state = *request.state;
   const std::string suffix = stateSuffix(request.ref);
-  std::string all;
-  for (const std::string& chunk : state.chunks) {
-    all += chunk;
-  }
-  const std::string digest = strCat("sha256:", contract::sha256Hex(all));
-  const std::string set = strCat(state.summary.serial, "-", digest.substr(7, 12));
+  const std::string digest = stateDigest(state.chunks);
   const std::int64_t serial = state.summary.serial;
+  const std::string set = backupSetId(serial, digest);
   std::vector<json> out;
   for (std::size_t i = 0; i < state.chunks.size(); ++i) {
     json labels = {{std::string(api::kLabelStateBackup), "true"},
@@ -236,7 +334,7 @@ std::vector<json> backupSecrets(const BackupRequest& request) {
         {{"apiVersion", "v1"},
          {"kind", "Secret"},
          {"metadata",
-          {{"name", backupSecretName(suffix, serial, i)},
+          {{"name", backupSecretName(suffix, set, i)},
            {"namespace", request.ref.ns},
            {"labels", std::move(labels)},
            {"annotations", std::move(annotations)},
@@ -247,24 +345,42 @@ std::vector<json> backupSecrets(const BackupRequest& request) {
   return out;
 }
 
+bool sameBackupChunk(const json& existing, const json& wanted) {
+  const auto same_label = [&](std::string_view key) {
+    return internal::label(existing, key) == internal::label(wanted, key);
+  };
+  const auto same_annotation = [&](std::string_view key) {
+    const auto value = internal::annotation(existing, key);
+    return value && value == internal::annotation(wanted, key);
+  };
+  const auto data = internal::secretData(existing, kStateDataKey);
+  return same_label(api::kLabelStateBackup) && same_label(api::kLabelStateBackupSuffix) &&
+         same_annotation(api::kAnnotationStateBackupSerial) &&
+         same_annotation(api::kAnnotationStateBackupSet) &&
+         same_annotation(api::kAnnotationStateBackupChunk) &&
+         same_annotation(api::kAnnotationStateBackupChunks) &&
+         same_annotation(api::kAnnotationStateBackupDigest) && data &&
+         data == internal::secretData(wanted, kStateDataKey);
+}
+
 std::vector<std::string> backupsToPrune(const std::vector<BackupSet>& sets, int keep) {
   std::vector<std::string> out;
   if (keep <= 0) {
     return out;
   }
   int kept = 0;
-  std::optional<std::int64_t> newest_complete;
+  std::optional<std::int64_t> newest_verified;
   for (const BackupSet& set : sets) {
-    if (set.complete) {
-      if (!newest_complete) {
-        newest_complete = set.serial;
+    if (set.verified) {
+      if (!newest_verified) {
+        newest_verified = set.serial;
       }
       if (kept < keep) {
         ++kept;
         continue;
       }
       out.insert(out.end(), set.secret_names.begin(), set.secret_names.end());
-    } else if (newest_complete && set.serial < *newest_complete) {
+    } else if (newest_verified && set.serial < *newest_verified) {
       out.insert(out.end(), set.secret_names.begin(), set.secret_names.end());
     }
   }
@@ -275,7 +391,7 @@ std::vector<std::string> backupsToPrune(const std::vector<BackupSet>& sets, int 
 std::vector<api::StateBackup> statusBackups(const std::vector<BackupSet>& sets) {
   std::vector<api::StateBackup> out;
   for (const BackupSet& set : sets) {
-    if (!set.complete || set.serial < 1 || out.size() == kMaxStatusBackups) {
+    if (!set.verified || set.serial < 1 || out.size() == kMaxStatusBackups) {
       continue;
     }
     api::StateBackup backup;
@@ -295,7 +411,7 @@ absl::StatusOr<RestoreInputs> findRestoreBackup(std::string_view annotation_valu
   const auto available = [&sets] {
     std::set<std::int64_t> serials;
     for (const BackupSet& set : sets) {
-      if (set.complete) {
+      if (set.verified) {
         serials.insert(set.serial);
       }
     }
@@ -305,12 +421,18 @@ absl::StatusOr<RestoreInputs> findRestoreBackup(std::string_view annotation_valu
   };
   if (!serial || *serial < 1) {
     return absl::NotFoundError(strCat(api::kAnnotationRestoreState, "=\"", annotation_value,
-                                      "\" is not a backup serial (a positive integer); complete "
+                                      "\" is not a backup serial (a positive integer); verified "
                                       "backups: ",
                                       available()));
   }
+  // Newest first, so of two verified sets of one serial (the state of a
+  // serial written again after a restore) the newest taken wins.
+  std::vector<std::string> unusable;
   for (const BackupSet& set : sets) {
-    if (set.complete && set.serial == *serial) {
+    if (set.serial != *serial) {
+      continue;
+    }
+    if (set.verified) {
       RestoreInputs inputs;
       inputs.serial = set.serial;
       inputs.chunk_secrets = set.secret_names;
@@ -319,9 +441,15 @@ absl::StatusOr<RestoreInputs> findRestoreBackup(std::string_view annotation_valu
       inputs.inputs_hash = set.inputs_hash;
       return inputs;
     }
+    unusable.push_back(strCat(set.secret_names.front(), ": ", set.problem));
   }
-  return absl::NotFoundError(strCat("no complete state backup with serial ", *serial,
-                                    "; complete backups: ", available()));
+  if (!unusable.empty()) {
+    return absl::NotFoundError(strCat("no verified state backup with serial ", *serial,
+                                      ", not restored (", contract::strJoin(unusable, "; "),
+                                      "); verified backups: ", available()));
+  }
+  return absl::NotFoundError(strCat("no verified state backup with serial ", *serial,
+                                    "; verified backups: ", available()));
 }
 
 StateCleanup stateCleanup(const ObjectRef& ref,

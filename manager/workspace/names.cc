@@ -1,5 +1,6 @@
 #include "manager/workspace/names.h"
 
+#include <string>
 #include <utility>
 
 #include "contract/digest.h"
@@ -49,12 +50,17 @@ std::string runLeaseName(std::string_view suffix) {
   return strCat("captf-run-", suffix);
 }
 
-std::string backupSecretName(std::string_view suffix, std::int64_t serial, std::size_t index) {
-  std::string name = strCat("captf-state-backup-", suffix, "-", serial);
+std::string backupSecretName(std::string_view suffix, std::string_view set_id, std::size_t index) {
+  std::string name = strCat("captf-state-backup-", suffix, "-", set_id);
   if (index > 0) {
     name += strCat("-part-", index);
   }
   return name;
+}
+
+std::string legacyBackupSecretName(std::string_view suffix, std::int64_t serial,
+                                   std::size_t index) {
+  return backupSecretName(suffix, std::to_string(serial), index);
 }
 
 namespace {

@@ -58,8 +58,16 @@ std::string stateChunkName(std::string_view suffix, std::size_t index);
 std::string lockLeaseName(std::string_view suffix);
 // "captf-run-<suffix>" (the per-object run Lease, docs/behaviour/lifecycle.md).
 std::string runLeaseName(std::string_view suffix);
-// "captf-state-backup-<suffix>-<serial>", and "-part-<index>" for index > 0.
-std::string backupSecretName(std::string_view suffix, std::int64_t serial, std::size_t index = 0);
+// "captf-state-backup-<suffix>-<set>", and "-part-<index>" for index > 0,
+// where <set> is the backup's set id "<serial>-<first 12 hex of its digest>"
+// (backupSetId in backups.h): two backups of one serial with different
+// content never share a name (docs/decisions/backup-identity.md).
+std::string backupSecretName(std::string_view suffix, std::string_view set_id,
+                             std::size_t index = 0);
+// The name earlier versions gave backups, "captf-state-backup-<suffix>-<serial>"
+// (and "-part-<index>"): still listed, verified and restorable, never written.
+std::string legacyBackupSecretName(std::string_view suffix, std::int64_t serial,
+                                   std::size_t index = 0);
 
 // "captf-inputs-<c|m|mp>-<name>"; when longer than 253 characters, the
 // prefix plus the first 16 hex of sha256(name) ("captf-inputs-m-<hash>").

@@ -88,13 +88,13 @@ ReadState readState(std::string_view suffix, const std::vector<nlohmann::json>& 
   return read;
 }
 
-StateVerdict classifyState(const ReadState& read, contract::Role role, Provisioned provisioned) {
+StateVerdict classifyState(const ReadState& read, const KindTraits& traits,
+                           Provisioned provisioned) {
   switch (read.status) {
   case StateStatus::kNotFound:
     return provisioned == Provisioned::kYes ? StateVerdict::kLost : StateVerdict::kNotFound;
   case StateStatus::kRead:
-    if (provisioned == Provisioned::kYes && role == contract::Role::kMachine &&
-        read.inputs_hash.empty()) {
+    if (provisioned == Provisioned::kYes && traits.immutable_inputs && read.inputs_hash.empty()) {
       return StateVerdict::kLost;
     }
     return StateVerdict::kRead;

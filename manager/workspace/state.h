@@ -22,8 +22,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "contract/roles.h"
 #include "contract/state.h"
+#include "manager/workspace/kind_traits.h"
 
 namespace captf::workspace {
 
@@ -83,10 +83,11 @@ enum class StateVerdict {
 enum class Provisioned { kNo, kYes };
 
 // docs/behaviour/state.md "lost": `provisioned` is status.initialization.provisioned (latched).
-// A provisioned object without state is lost; a provisioned TerraformMachine
-// (immutable) whose state has no inputs hash is lost. Otherwise the status
-// of `read` maps one to one.
-StateVerdict classifyState(const ReadState& read, contract::Role role, Provisioned provisioned);
+// A provisioned object without state is lost; a provisioned object of a kind with
+// immutable inputs (TerraformMachine) whose state has no inputs hash is lost. Otherwise the
+// status of `read` maps one to one.
+StateVerdict classifyState(const ReadState& read, const KindTraits& traits,
+                           Provisioned provisioned);
 
 // StateReadable reason: "StateNotFound", "StateRead", "StateInconsistent",
 // "StateEncrypted", "StateCorrupt", "StateLost", "StateLocked".

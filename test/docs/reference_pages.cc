@@ -331,6 +331,8 @@ const std::map<std::string_view, std::string_view>& eventCatalogue() {
        "an owned condition changed status or reason; Warning when it turned bad"},
       {"ControlPlaneEndpointSet", "spec.controlPlaneEndpoint was written from the module output"},
       {"DeletionStarted", "the object is being deleted; the destroy follows"},
+      {"DestroyBlocked", "a deleting object's state is lost: no destroy can run; the note names "
+                         "the two ways on (restore a backup, or accept the orphan)"},
       {"Destroyed", "the destroy Job succeeded and the state was removed"},
       {"DestructivePlanApprovalConsumed",
        "a captf.io/approve-destructive-plan approval was used by a successful apply and removed"},
@@ -382,6 +384,8 @@ const std::map<std::string_view, std::string_view>& eventCatalogue() {
       {"RemediationRequested", "the Machine was marked for Cluster API remediation"},
       {"RemediationWithdrawn", "the remediation request was withdrawn: healthy again"},
       {"ReplicasWrittenBack", "the module's replicas were written back to the MachinePool"},
+      {"ResourcesOrphaned", "a deleting object whose state was lost went without a destroy, as "
+                            "captf.io/orphan-on-delete=true allowed"},
       {"ResourcesChanged", "(runner) the apply's add/change/destroy counts"},
       {"Resumed", "reconciliation resumed"},
       {"RunFinished", "(runner) the run finished; Warning when it failed, with its error kind"},
@@ -389,6 +393,8 @@ const std::map<std::string_view, std::string_view>& eventCatalogue() {
       {"SourceCommitChanged", "the Git ref moved and the object follows it"},
       {"StateAdopted", "the state a finished Job wrote was adopted with its inputs hash"},
       {"StateBackedUp", "a state backup was taken"},
+      {"StateBackupConflict",
+       "a state backup was not taken: a Secret of its name holds other content"},
       {"StateLocked", "the state is locked by someone else"},
       {"StateLost", "a provisioned object's state is missing; no Job runs until restored"},
       {"StateRestoreFailed", "a restore Job failed"},

@@ -642,6 +642,59 @@ TEST_F(TerraformMachineE2eTest, TemplatesReportTheCapacityOfTheirImage) {
 }
 
 // Last (the suite's cluster goes): deletion order and nothing left behind.
+// docs/behaviour/state.md#state-on-deletion: a provisioned machine whose
+// state Secret was deleted by hand is not forgotten when its Machine goes.
+// No destroy can run without state, and leaving without one would orphan
+// the instance: the object stays, with its finalizer and backups, and a
+// Warning Event names the two ways out, until a person accepts the orphan.
+TEST_F(TerraformMachineE2eTest, AMachineWhoseStateWasDeletedIsNotForgottenOnDeletion) {
+  createDeployment("lost", 1);
+  ASSERT_TRUE(eventually([] { return provisioned("lost", 1); }, std::chrono::seconds(360)))
+      << machines("lost").dump(2) << manager_.logText();
+  const std::string name = *infraNames("lost").begin();
+  ASSERT_TRUE(eventually([&] {
+    return !list("secrets", "captf.io/state-backup-suffix=" + stateSuffix(name)).empty();
+  })) << "the apply's state is backed up";
+  ASSERT_EQ(kubectl({"-n", kNamespace, "delete", "secret", "tfstate-default-" + stateSuffix(name)})
+                .exit_code,
+            0);
+  ASSERT_TRUE(eventually([&] {
+    return conditionOf(terraformMachine(name), "StateReadable", "reason") == "StateLost";
+  })) << terraformMachine(name).dump(2);
+
+  scale("lost", 0);
+  ASSERT_TRUE(
+      eventually([&] { return !e2e::eventsFor(kNamespace, name, "DestroyBlocked").empty(); },
+                 std::chrono::seconds(180)))
+      << terraformMachine(name).dump(2) << manager_.logText();
+  const json held = terraformMachine(name);
+  ASSERT_TRUE(held.is_object()) << "the object must stay while its state is lost";
+  EXPECT_TRUE(held["metadata"].contains("deletionTimestamp")) << held["metadata"].dump(2);
+  EXPECT_THAT(held["metadata"].value("finalizers", json::array()).dump(),
+              HasSubstr("terraformmachine"));
+  EXPECT_TRUE(jobsOf(name, "destroy").empty()) << "no destroy can run without state";
+  EXPECT_FALSE(list("secrets", "captf.io/state-backup-suffix=" + stateSuffix(name)).empty())
+      << "the backups stay with the object";
+  const std::string message =
+      e2e::eventsFor(kNamespace, name, "DestroyBlocked").front().value("note", "");
+  EXPECT_THAT(message, HasSubstr("captf.io/restore-state"));
+  EXPECT_THAT(message, HasSubstr("captf.io/orphan-on-delete"));
+
+  // A person accepts the orphan: the object goes, said so, without a destroy.
+  ASSERT_EQ(kubectl({"-n", kNamespace, "annotate", "terraformmachine", name,
+                     "captf.io/orphan-on-delete=true"})
+                .exit_code,
+            0);
+  ASSERT_TRUE(eventually(
+      [&] {
+        return kubectl({"-n", kNamespace, "get", "terraformmachine", name}).exit_code != 0;
+      },
+      std::chrono::seconds(120)))
+      << manager_.logText();
+  EXPECT_TRUE(jobsOf(name, "destroy").empty());
+  EXPECT_FALSE(e2e::eventsFor(kNamespace, name, "ResourcesOrphaned").empty());
+}
+
 TEST_F(TerraformMachineE2eTest, ZDeletingTheClusterDestroysMachinesFirstAndLeavesNothing) {
   // Every Job seen while the deletion runs: name → {op, owner kind, start}. Jobs of deleted objects
   // are garbage-collected, so the record is kept here.

@@ -10,7 +10,9 @@
 //   - an identity denial counts once when it begins, not every pass;
 //   - an unreadable state counts once while it stays unreadable;
 //   - a finished destroy counts once, also on passes over a cached copy
-//     that still shows the finalizer after it went.
+//     that still shows the finalizer after it went;
+//   - a backup Secret name already holding other content is a conflict,
+//     never a backup taken; the leftover of the same chunk is not.
 #include <algorithm>
 #include <memory>
 #include <set>
@@ -21,6 +23,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "contract/digest.h"
 #include "manager/api/keys.h"
 #include "manager/api/terraform_cluster.h"
 #include "manager/controllers/kinds.h"
@@ -31,7 +34,10 @@
 #include "manager/kube/errors.h"
 #include "manager/kube/metrics.h"
 #include "manager/lifecycle/names.h"
+#include "manager/workspace/backups.h"
 #include "manager/workspace/names.h"
+#include "manager/workspace/state.h"
+#include "test/contract/test_util.h"
 #include "test/manager/controllers/fakes.h"
 #include "test/manager/kube/fake_client.h"
 #include "test/manager/kube/fakes.h"
@@ -490,6 +496,90 @@ TEST_F(WorkloadReconcilerTest, AFinishedDestroyCountsOnceAfterTheFinalizerWent) 
   ASSERT_TRUE(reconcile().ok());
   EXPECT_EQ(destroys(), 1.0) << "a Job gone from the API server was bookkept again";
   EXPECT_EQ(std::count(events_.reasons.begin(), events_.reasons.end(), "JobSucceeded"), 1);
+}
+
+// The object's readable state (serial 3, no resources) as the backend
+// stores it in two chunks, and the backup Secrets the pass would write for it.
+struct BackupFixture {
+  std::vector<json> state_secrets;
+  std::vector<json> backups;
+};
+
+BackupFixture backupFixture() {
+  const workspace::ObjectRef ref{contract::Role::kCluster, kNs, kName, "uid-c1", "capi-c1"};
+  const std::string suffix = workspace::stateSuffix(ref);
+  const std::string state = contract::testing::gzip(
+      R"({"version":4,"terraform_version":"1.12.6","serial":3,"lineage":"l-1","outputs":{},)"
+      R"("resources":[]})");
+  BackupFixture fixture;
+  const std::size_t half = state.size() / 2;
+  for (std::size_t i = 0; i < 2; ++i) {
+    fixture.state_secrets.push_back(
+        {{"apiVersion", "v1"},
+         {"kind", "Secret"},
+         {"metadata",
+          {{"name", workspace::stateChunkName(suffix, i)},
+           {"namespace", kNs},
+           {"resourceVersion", "1"},
+           {"labels", {{std::string(workspace::kBackendLabelSuffix), suffix}}}}},
+         {"data",
+          {{"tfstate",
+            contract::base64Encode(i == 0 ? state.substr(0, half) : state.substr(half))}}}});
+  }
+  const workspace::ReadState read = workspace::readState(suffix, fixture.state_secrets);
+  EXPECT_EQ(read.status, workspace::StateStatus::kRead) << read.message;
+  fixture.backups = workspace::backupSecrets({ref, &read, "2023-11-14T22:00:00Z", ""});
+  EXPECT_EQ(fixture.backups.size(), 2U);
+  for (json& backup : fixture.backups) {
+    backup["metadata"]["resourceVersion"] = "1";
+  }
+  return fixture;
+}
+
+double stateBackupsTotal(const CaptfMetrics& metrics, const std::string& result) {
+  return metrics.state_backups_total.withLabels({"TerraformCluster", result}).value();
+}
+
+TEST_F(WorkloadReconcilerTest, ABackupNameHoldingOtherContentIsAConflictNotABackup) {
+  const BackupFixture fixture = backupFixture();
+  ASSERT_EQ(fixture.backups.size(), 2U);
+  for (const json& secret : fixture.state_secrets) {
+    store_.put(secret);
+  }
+  json squatter = fixture.backups[0]; // same name and annotations, other data
+  squatter["data"]["tfstate"] = contract::base64Encode("another state");
+  store_.put(squatter);
+  ASSERT_TRUE(reconcile().ok());
+  EXPECT_THAT(events_.reasons, Contains("StateBackupConflict"));
+  EXPECT_THAT(events_.reasons, Not(Contains("StateBackedUp")));
+  EXPECT_EQ(stateBackupsTotal(metrics_, "skipped"), 1.0);
+  EXPECT_EQ(stateBackupsTotal(metrics_, "taken"), 0.0);
+  EXPECT_TRUE(live()["status"].value("stateBackups", json::array()).empty())
+      << live()["status"].dump(2);
+  // Nothing overwritten, and the copy stopped at the conflict.
+  EXPECT_EQ(store_.get(kinds::kSecret, {kNs, kube::meta::name(squatter)})->at("data"),
+            squatter["data"]);
+  EXPECT_FALSE(store_.get(kinds::kSecret, {kNs, kube::meta::name(fixture.backups[1])}).ok());
+}
+
+TEST_F(WorkloadReconcilerTest, TheLeftoverOfAnEarlierCopyOfTheSameChunkCompletesTheBackup) {
+  const BackupFixture fixture = backupFixture();
+  ASSERT_EQ(fixture.backups.size(), 2U);
+  for (const json& secret : fixture.state_secrets) {
+    store_.put(secret);
+  }
+  // An earlier attempt wrote chunk 0 only, at another time.
+  json leftover = fixture.backups[0];
+  leftover["metadata"]["annotations"][std::string(api::kAnnotationStateBackupTakenAt)] =
+      "2023-11-14T21:00:00Z";
+  store_.put(leftover);
+  ASSERT_TRUE(reconcile().ok());
+  EXPECT_THAT(events_.reasons, Contains("StateBackedUp"));
+  EXPECT_THAT(events_.reasons, Not(Contains("StateBackupConflict")));
+  EXPECT_EQ(stateBackupsTotal(metrics_, "taken"), 1.0);
+  const json listed = live()["status"].value("stateBackups", json::array());
+  ASSERT_EQ(listed.size(), 1U) << live()["status"].dump(2);
+  EXPECT_EQ(listed[0]["serial"], 3);
 }
 
 } // namespace

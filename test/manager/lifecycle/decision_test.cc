@@ -24,7 +24,7 @@ constexpr const char* kH2 = "h2:two";
 // a drift check at the same time; nothing is due for 30 minutes.
 DecisionInput base(contract::Role role) {
   DecisionInput in{};
-  in.role = role;
+  in.traits = testing::traitsOf(role);
   in.provisioned = true;
   in.state = StateReading::kRead;
   in.state_inputs_hash = kH1;
@@ -237,21 +237,71 @@ TEST(DecisionTest, Deletion) {
        .setup = [](DecisionInput& in) { in.deleting = true; },
        .expect = run(Operation::kDestroy, Trigger::kDestroy),
        .check = [](const Decision& d) { EXPECT_EQ(d.inputs_hash, kH1); }},
-      {.name = "row 2: no state: cleanup at once",
+      {.name = "row 2: never had state: cleanup at once",
        .setup =
            [](DecisionInput& in) {
              in.deleting = true;
              in.state = StateReading::kNotFound;
              in.provisioned = false;
+             in.jobs.clear();
            },
-       .expect = Expect{.action = Action::kCleanup, .trigger = Trigger::kDestroy}},
-      {.name = "row 2: provisioned but state lost: nothing to destroy, cleanup",
+       .expect = Expect{.action = Action::kCleanup, .trigger = Trigger::kDestroy},
+       .check = [](const Decision& d) { EXPECT_FALSE(d.orphaned); }},
+      // docs/behaviour/state.md#a-deleting-object-without-state: an object
+      // that had state never leaves without a destroy unless told to.
+      {.name = "row 2: provisioned but state lost: held, nothing orphaned",
        .setup =
            [](DecisionInput& in) {
              in.deleting = true;
              in.state = StateReading::kNotFound;
            },
-       .expect = Expect{.action = Action::kCleanup, .trigger = Trigger::kDestroy}},
+       .expect = held(Trigger::kDestroy, Hold::kStateLost, std::nullopt)},
+      {.name = "row 2: never latched, but a state was observed: held",
+       .setup =
+           [](DecisionInput& in) {
+             in.deleting = true;
+             in.state = StateReading::kNotFound;
+             in.provisioned = false;
+             in.jobs.clear();
+             in.state_observed = true;
+           },
+       .expect = held(Trigger::kDestroy, Hold::kStateLost, std::nullopt)},
+      {.name = "row 2: never latched, but an apply succeeded: held",
+       .setup =
+           [](DecisionInput& in) {
+             in.deleting = true;
+             in.state = StateReading::kNotFound;
+             in.provisioned = false;
+             in.jobs = {job({.op = Operation::kApply, .attempt = 1, .finished = -60})};
+           },
+       .expect = held(Trigger::kDestroy, Hold::kStateLost, std::nullopt)},
+      {.name = "row 2: state lost, the orphan accepted: cleanup, said so",
+       .setup =
+           [](DecisionInput& in) {
+             in.deleting = true;
+             in.state = StateReading::kNotFound;
+             in.orphan_accepted = true;
+           },
+       .expect = Expect{.action = Action::kCleanup, .trigger = Trigger::kDestroy},
+       .check = [](const Decision& d) { EXPECT_TRUE(d.orphaned); }},
+      {.name = "row 2: state lost, a backup asked for: restored before the destroy",
+       .setup =
+           [](DecisionInput& in) {
+             in.deleting = true;
+             in.state = StateReading::kNotFound;
+             in.restore_request = "5";
+             in.backup_serials = {5};
+           },
+       .expect = run(Operation::kRestore, Trigger::kRestore)},
+      {.name = "row 2: state lost, the backup asked for does not exist: held",
+       .setup =
+           [](DecisionInput& in) {
+             in.deleting = true;
+             in.state = StateReading::kNotFound;
+             in.restore_request = "6";
+             in.backup_serials = {5};
+           },
+       .expect = held(Trigger::kRestore, Hold::kRestoreBackupNotFound, std::nullopt)},
       {.name = "row 2: destroy succeeded: cleanup",
        .setup =
            [](DecisionInput& in) {

@@ -62,13 +62,14 @@ TEST(ReadyTest, SetConditionTransitions) {
 }
 
 TEST(ReadyTest, ReadyInputsPerKind) {
-  EXPECT_EQ(readyInputs(contract::Role::kMachine, false).size(), 9U);
-  EXPECT_EQ(readyInputs(contract::Role::kCluster, false).front(), c::kDependenciesReady);
-  EXPECT_THAT(readyInputs(contract::Role::kCluster, true),
+  EXPECT_EQ(readyInputs(testing::traitsOf(contract::Role::kMachine), false).size(), 9U);
+  EXPECT_EQ(readyInputs(testing::traitsOf(contract::Role::kCluster), false).front(),
+            c::kDependenciesReady);
+  EXPECT_THAT(readyInputs(testing::traitsOf(contract::Role::kCluster), true),
               ElementsAre(c::kInfrastructureHealthy, c::kDeleting));
-  EXPECT_THAT(readyInputs(contract::Role::kMachine, true),
+  EXPECT_THAT(readyInputs(testing::traitsOf(contract::Role::kMachine), true),
               ElementsAre(c::kInfrastructureHealthy, c::kDeleting));
-  EXPECT_THAT(readyInputs(contract::Role::kMachinePool, true),
+  EXPECT_THAT(readyInputs(testing::traitsOf(contract::Role::kMachinePool), true),
               ElementsAre(c::kInfrastructureHealthy, c::kApplyJobSucceeded, c::kDeleting));
   EXPECT_TRUE(isNegativePolarity(c::kDeleting));
   EXPECT_TRUE(isNegativePolarity(c::kDriftDetected));
@@ -151,7 +152,7 @@ TEST(ReadyTest, Summary) {
   for (const Case& k : cases) {
     SCOPED_TRACE(k.name);
     std::vector<api::Condition> conditions = k.conditions;
-    setReady(conditions, k.role, k.provisioned, 3, at(0));
+    setReady(conditions, testing::traitsOf(k.role), k.provisioned, 3, at(0));
     const api::Condition* ready = findCondition(conditions, c::kReady);
     ASSERT_NE(ready, nullptr);
     EXPECT_EQ(ready->status, k.status);

@@ -1,13 +1,15 @@
 #pragma once
 
-// Shared helpers of the lifecycle unit tests: a fixed clock value and
-// compact JobRecord construction.
+// Shared helpers of the lifecycle unit tests: a fixed clock value,
+// compact JobRecord construction and each kind's traits.
 
 #include <chrono>
 #include <string>
 
+#include "contract/roles.h"
 #include "manager/lifecycle/history.h"
 #include "manager/lifecycle/schedule.h"
+#include "manager/workspace/kind_traits.h"
 
 namespace captf::lifecycle::testing {
 
@@ -45,6 +47,21 @@ inline JobRecord job(const JobSpec& spec) {
   record.restore_serial = spec.restore_serial;
   record.deadline_exceeded = spec.deadline;
   return record;
+}
+
+// The traits the kind of `role` declares (manager/controllers/terraform_*_kind.cc), so the
+// tables below can name a kind; test/manager/controllers/kinds_test.cc checks that the kinds
+// declare these.
+inline workspace::KindTraits traitsOf(contract::Role role) {
+  switch (role) {
+  case contract::Role::kCluster:
+    return {.plan_approval = true, .owns_cluster_lease = true};
+  case contract::Role::kMachine:
+    return {.immutable_inputs = true, .post_apply_refresh = true};
+  case contract::Role::kMachinePool:
+    return {.pool_membership = true, .post_apply_refresh = true, .ready_tracks_reapply = true};
+  }
+  return {};
 }
 
 } // namespace captf::lifecycle::testing

@@ -34,8 +34,11 @@ TEST(NamesTest, NamesDerivedFromTheSuffix) {
   EXPECT_EQ(stateChunkName("s-m", 2), "tfstate-default-s-m-part-2");
   EXPECT_EQ(lockLeaseName("s-m"), "lock-tfstate-default-s-m");
   EXPECT_EQ(runLeaseName("s-m"), "captf-run-s-m");
-  EXPECT_EQ(backupSecretName("s-m", 7), "captf-state-backup-s-m-7");
-  EXPECT_EQ(backupSecretName("s-m", 7, 1), "captf-state-backup-s-m-7-part-1");
+  EXPECT_EQ(backupSecretName("s-m", "7-0123456789ab"), "captf-state-backup-s-m-7-0123456789ab");
+  EXPECT_EQ(backupSecretName("s-m", "7-0123456789ab", 1),
+            "captf-state-backup-s-m-7-0123456789ab-part-1");
+  EXPECT_EQ(legacyBackupSecretName("s-m", 7), "captf-state-backup-s-m-7");
+  EXPECT_EQ(legacyBackupSecretName("s-m", 7, 1), "captf-state-backup-s-m-7-part-1");
   EXPECT_EQ(runSecretName("captf-m-x-apply-a1-abcdef"), "captf-run-captf-m-x-apply-a1-abcdef");
 }
 

@@ -130,25 +130,31 @@ TEST(ClassifyStateTest, AppliesTheLostRule) {
   hashed.inputs_hash = "h2:x";
   ReadState corrupt;
   corrupt.status = StateStatus::kCorrupt;
+  // The traits classifyState reads: a machine's inputs are immutable, a
+  // cluster's and a pool's are not.
+  const KindTraits machine{.immutable_inputs = true, .post_apply_refresh = true};
+  const KindTraits cluster{.plan_approval = true, .owns_cluster_lease = true};
+  const KindTraits pool{
+      .pool_membership = true, .post_apply_refresh = true, .ready_tracks_reapply = true};
   struct Case {
     const ReadState* read;
-    contract::Role role;
+    const KindTraits* traits;
     Provisioned provisioned;
     StateVerdict want;
   };
   const Case cases[] = {
-      {&none, contract::Role::kMachine, Provisioned::kNo, StateVerdict::kNotFound},
-      {&none, contract::Role::kCluster, Provisioned::kYes, StateVerdict::kLost},
-      {&unhashed, contract::Role::kMachine, Provisioned::kNo, StateVerdict::kRead},
-      {&unhashed, contract::Role::kMachine, Provisioned::kYes, StateVerdict::kLost},
-      {&unhashed, contract::Role::kMachinePool, Provisioned::kYes, StateVerdict::kRead},
-      {&unhashed, contract::Role::kCluster, Provisioned::kYes, StateVerdict::kRead},
-      {&hashed, contract::Role::kMachine, Provisioned::kYes, StateVerdict::kRead},
-      {&corrupt, contract::Role::kMachine, Provisioned::kYes, StateVerdict::kCorrupt},
+      {&none, &machine, Provisioned::kNo, StateVerdict::kNotFound},
+      {&none, &cluster, Provisioned::kYes, StateVerdict::kLost},
+      {&unhashed, &machine, Provisioned::kNo, StateVerdict::kRead},
+      {&unhashed, &machine, Provisioned::kYes, StateVerdict::kLost},
+      {&unhashed, &pool, Provisioned::kYes, StateVerdict::kRead},
+      {&unhashed, &cluster, Provisioned::kYes, StateVerdict::kRead},
+      {&hashed, &machine, Provisioned::kYes, StateVerdict::kRead},
+      {&corrupt, &machine, Provisioned::kYes, StateVerdict::kCorrupt},
   };
   for (const Case& c : cases) {
-    EXPECT_EQ(classifyState(*c.read, c.role, c.provisioned), c.want)
-        << stateReason(c.want) << " role " << static_cast<int>(c.role);
+    EXPECT_EQ(classifyState(*c.read, *c.traits, c.provisioned), c.want)
+        << stateReason(c.want) << " immutable " << c.traits->immutable_inputs;
   }
 }
 
