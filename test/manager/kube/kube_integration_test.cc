@@ -339,6 +339,25 @@ protected:
     ASSERT_TRUE(eventually([&] { return client_->mapper().resourceFor(kWidget).ok(); }));
   }
 
+  // A client of `config` whose connections go through `relay`, once it
+  // reads the ConfigMap "probe" of this test's namespace (which it
+  // creates); nullptr when it cannot.
+  ApiClient* throughRelay(const Relay& relay, RestConfig config) {
+    if (relay.port() == 0 || loopbackPort(config_.server) == 0) {
+      ADD_FAILURE() << "no relay to " << config_.server;
+      return nullptr;
+    }
+    config.server = absl::StrCat("https://127.0.0.1:", relay.port());
+    ApiClient* client = makeClient(config);
+    if (client == nullptr || !client_->create(configMapObject(ns_, "probe")).ok()) {
+      ADD_FAILURE() << "cannot create the probe";
+      return nullptr;
+    }
+    auto probe = client->get(kConfigMap, {ns_, "probe"});
+    EXPECT_TRUE(probe.ok()) << probe.status();
+    return probe.ok() ? client : nullptr;
+  }
+
   std::shared_ptr<spdlog::logger> logger_ = testing::quietLogger();
   MetricsRegistry metrics_;
   RestConfig config_;
@@ -807,16 +826,10 @@ std::pair<int, std::string> hammer(ApiClient& client, const std::string& ns, int
 // pooled connections (a restarted proxy, a load balancer's idle timeout
 // that answers with a reset) costs new connections, never a failed request.
 TEST_F(KubeIntegrationTest, PooledConnectionsResetByThePathFailNoRequest) {
-  int upstream = loopbackPort(config_.server);
-  ASSERT_NE(upstream, 0) << config_.server;
-  Relay relay(upstream);
+  Relay relay(loopbackPort(config_.server));
   RestConfig config = config_;
-  config.server = absl::StrCat("https://127.0.0.1:", relay.port());
-  ApiClient* client = makeClient(config);
+  ApiClient* client = throughRelay(relay, config);
   ASSERT_NE(client, nullptr);
-  ASSERT_TRUE(client_->create(configMapObject(ns_, "probe")).ok());
-  auto probe = client->get(kConfigMap, {ns_, "probe"});
-  ASSERT_TRUE(probe.ok()) << probe.status();
   auto [warm_failures, warm_first] = hammer(*client, ns_, 8, 5);
   ASSERT_EQ(warm_failures, 0) << warm_first;
   int pooled = relay.accepted();
@@ -834,18 +847,12 @@ TEST_F(KubeIntegrationTest, PooledConnectionsResetByThePathFailNoRequest) {
 // idle past the client's idle timeout is never reused, so nothing waits on
 // a dead flow until its deadline.
 TEST_F(KubeIntegrationTest, PooledConnectionsIdlePastTheTimeoutAreNotReused) {
-  int upstream = loopbackPort(config_.server);
-  ASSERT_NE(upstream, 0) << config_.server;
-  Relay relay(upstream);
+  Relay relay(loopbackPort(config_.server));
   RestConfig config = config_;
-  config.server = absl::StrCat("https://127.0.0.1:", relay.port());
   config.idle_connection_timeout = milliseconds(500);
   config.timeout = seconds(5);
-  ApiClient* client = makeClient(config);
+  ApiClient* client = throughRelay(relay, config);
   ASSERT_NE(client, nullptr);
-  ASSERT_TRUE(client_->create(configMapObject(ns_, "probe")).ok());
-  auto probe = client->get(kConfigMap, {ns_, "probe"});
-  ASSERT_TRUE(probe.ok()) << probe.status();
   auto [warm_failures, warm_first] = hammer(*client, ns_, 4, 5);
   ASSERT_EQ(warm_failures, 0) << warm_first;
 
