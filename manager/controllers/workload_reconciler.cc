@@ -792,31 +792,27 @@ absl::Status WorkloadReconciler::reconcileState(WorkloadPass& pass) {
     return secrets.status();
   }
   pass.state = workspace::readState(pass.suffix, *secrets);
-  // A deleting object leaves without a destroy only when it has no state:
-  // never decided on the cache alone, which may be behind
-  // (docs/behaviour/state.md#a-deleting-object-without-state).
-  if (pass.deleting && pass.state.status == workspace::StateStatus::kNotFound) {
-    auto live = listSecrets(deps_.api, pass.id.ns, workspace::stateSelector(pass.suffix));
-    if (!live.ok()) {
-      return live.status();
-    }
-    pass.state = workspace::readState(pass.suffix, *live);
-  }
-  // The cache may not have seen this pass's adoption yet: when the newest
-  // successful apply's hash is not the state's, read the Secrets again from
-  // the API server rather than decide on a stale copy.
+  // The cached read is not decided on, but read again once from the API
+  // server, when the cache may be behind where it matters: a deleting object
+  // leaves without a destroy only when it has no state
+  // (docs/behaviour/state.md#a-deleting-object-without-state), and the
+  // newest successful apply's adoption may not have reached the cache (its
+  // hash is not the state's).
+  bool read_live = pass.deleting && pass.state.status == workspace::StateStatus::kNotFound;
   for (const RunJob& run : pass.jobs) {
     if (run.record.operation == api::Operation::kApply &&
         run.record.outcome == lifecycle::JobOutcome::kSucceeded) {
-      if (!run.record.inputs_hash.empty() && run.record.inputs_hash != pass.state.inputs_hash) {
-        auto fresh = listSecrets(deps_.api, pass.id.ns, workspace::stateSelector(pass.suffix));
-        if (!fresh.ok()) {
-          return fresh.status();
-        }
-        pass.state = workspace::readState(pass.suffix, *fresh);
-      }
+      read_live = read_live || (!run.record.inputs_hash.empty() &&
+                                run.record.inputs_hash != pass.state.inputs_hash);
       break;
     }
+  }
+  if (read_live) {
+    auto fresh = listSecrets(deps_.api, pass.id.ns, workspace::stateSelector(pass.suffix));
+    if (!fresh.ok()) {
+      return fresh.status();
+    }
+    pass.state = workspace::readState(pass.suffix, *fresh);
   }
   const bool latched = pass.latched();
   pass.verdict = workspace::classifyState(pass.state, kind_->traits(),
@@ -834,7 +830,7 @@ absl::Status WorkloadReconciler::reconcileState(WorkloadPass& pass) {
   // proof (docs/behaviour/state.md#locks).
   for (const RunJob& run : pass.jobs) {
     own.job_names.push_back(run.record.name);
-    if (!lock) {
+    if (!lock || !workspace::heldByPodOf(*lock, run.record.name)) {
       continue;
     }
     auto pod = podOfJob(deps_.api, pass.id.ns, run.record.name);

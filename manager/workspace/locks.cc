@@ -26,7 +26,19 @@ std::string describe(const LockInfo& lock) {
                 lock.created.empty() ? "an unknown time" : lock.created);
 }
 
+// The hostname after `Who`'s last `@` ("" without one): in a Job, the pod.
+std::string holderHost(const LockInfo& lock) {
+  const std::size_t at = lock.who.rfind('@');
+  return at == std::string::npos ? std::string() : lock.who.substr(at + 1);
+}
+
 } // namespace
+
+bool heldByPodOf(const LockInfo& lock, std::string_view job) {
+  const std::string host = holderHost(lock);
+  return !job.empty() && host.size() > job.size() + 1 && host.starts_with(job) &&
+         host[job.size()] == '-';
+}
 
 std::optional<LockInfo> readLock(const nlohmann::json& lease) {
   if (!lease.is_object()) {
@@ -62,14 +74,10 @@ LockDecision decideLock(const std::optional<LockInfo>& lock, const OwnRunners& o
     return decision;
   }
   decision.lock = *lock;
-  const std::size_t at = lock->who.rfind('@');
-  const std::string host = at == std::string::npos ? std::string() : lock->who.substr(at + 1);
+  const std::string host = holderHost(*lock);
   const bool ours =
-      !host.empty() &&
-      std::any_of(own.job_names.begin(), own.job_names.end(), [&host](const std::string& job) {
-        return !job.empty() && host.size() > job.size() + 1 && host.starts_with(job) &&
-               host[job.size()] == '-';
-      });
+      std::any_of(own.job_names.begin(), own.job_names.end(),
+                  [&lock](const std::string& job) { return heldByPodOf(*lock, job); });
   if (!ours) {
     decision.state = LockState::kForeign;
     decision.message = strCat("State is locked by something other than this object's runner pods (",

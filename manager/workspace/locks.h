@@ -75,4 +75,8 @@ struct LockDecision {
 // history leaves its pods' locks foreign: deliberately conservative.
 LockDecision decideLock(const std::optional<LockInfo>& lock, const OwnRunners& own);
 
+// Whether `lock`'s holder (the hostname of `Who`) is a pod of the Job named
+// `job` ("<job>-..."): the rule decideLock uses to call a holder ours.
+bool heldByPodOf(const LockInfo& lock, std::string_view job);
+
 } // namespace captf::workspace

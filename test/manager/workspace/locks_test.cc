@@ -70,6 +70,15 @@ TEST(LocksTest, DecidesLiveStaleForeignAndFree) {
   }
 }
 
+TEST(LocksTest, TellsWhichJobsPodHoldsTheLock) {
+  const auto lock = readLock(lease("4f1d-lock", kInfo));
+  ASSERT_TRUE(lock.has_value());
+  EXPECT_TRUE(heldByPodOf(*lock, "captf-m-x-apply-a1-abcdef"));
+  EXPECT_FALSE(heldByPodOf(*lock, "captf-m-x-apply-a1-abc"));
+  EXPECT_FALSE(heldByPodOf(*lock, "captf-m-y-apply-a1-abcdef"));
+  EXPECT_FALSE(heldByPodOf(*lock, ""));
+}
+
 TEST(LocksTest, ForeignMessageNamesHolderOperationAndTime) {
   const auto decision = decideLock(readLock(lease("4f1d-lock", kInfo)), {});
   EXPECT_EQ(decision.state, LockState::kForeign);
