@@ -87,8 +87,15 @@ function(captf_test name label)
   captf_unity(${name})
   captf_test_environment(env)
   if(label STREQUAL "unit")
-    gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST
-                         PROPERTIES LABELS unit TIMEOUT 120 ENVIRONMENT "${env}")
+    # gtest_discover_tests writes each item of a property's list as an
+    # argument of its own, so ENVIRONMENT holds one variable and the
+    # suppressions go in ENVIRONMENT_MODIFICATION, a property of their own.
+    set(props LABELS unit TIMEOUT 120 ENVIRONMENT "CAPTF_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+    if(CAPTF_SANITIZE)
+      list(APPEND props ENVIRONMENT_MODIFICATION
+           "LSAN_OPTIONS=set:suppressions=${PROJECT_SOURCE_DIR}/test/lsan.supp")
+    endif()
+    gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST PROPERTIES ${props})
   else()
     add_test(NAME ${name} COMMAND ${name} --gtest_color=no ${ARG_ARGS})
     set_tests_properties(${name} PROPERTIES LABELS ${label} TIMEOUT 1800 ENVIRONMENT "${env}")
