@@ -110,9 +110,16 @@ absl::Status ObjectPatcher::patchStatus(const json& original, const json& modifi
                "status");
 }
 
+bool controlledBy(const json& object, const std::string& uid) {
+  const auto owner = kube::meta::controllerOf(object);
+  return owner && !uid.empty() && owner->uid == uid;
+}
+
 absl::StatusOr<std::vector<RunJob>> listRunJobs(kube::Reader& reader, const std::string& ns,
                                                 const std::string& owner_kind,
-                                                const std::string& owner_name_label) {
+                                                const std::string& owner_name_label,
+                                                const std::string& owner_uid,
+                                                std::vector<json>* leftovers) {
   kube::ListOptions options;
   options.ns = ns;
   options.label_selector = str(api::kLabelOwnerKind) + "=" + owner_kind + "," +
@@ -123,6 +130,12 @@ absl::StatusOr<std::vector<RunJob>> listRunJobs(kube::Reader& reader, const std:
   }
   std::vector<RunJob> out;
   for (json& job : jobs->items) {
+    if (!controlledBy(job, owner_uid)) {
+      if (leftovers != nullptr) {
+        leftovers->push_back(std::move(job));
+      }
+      continue;
+    }
     auto record = lifecycle::jobRecordFromJob(job);
     if (!record.ok()) {
       continue;

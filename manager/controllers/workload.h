@@ -89,11 +89,20 @@ struct RunJob {
   bool bookkept = false; // captf.io/bookkept
 };
 
-// The object's run Jobs (by the owner labels), newest first. Jobs that are
-// not CAPTF run Jobs (no op/attempt label) are skipped.
+// The run Jobs of the object whose uid is `owner_uid`: those carrying its
+// owner labels and owned (controller reference) by that uid, newest first.
+// Jobs that are not CAPTF run Jobs (no op/attempt label) are skipped. Jobs
+// with the labels but another owner, or none, are left over from an earlier
+// object of the same name (docs/behaviour/jobs.md#an-object-created-again):
+// they go to `leftovers` when given, never to the result.
 absl::StatusOr<std::vector<RunJob>> listRunJobs(kube::Reader& reader, const std::string& ns,
                                                 const std::string& owner_kind,
-                                                const std::string& owner_name_label);
+                                                const std::string& owner_name_label,
+                                                const std::string& owner_uid,
+                                                std::vector<nlohmann::json>* leftovers = nullptr);
+
+// Whether `object`'s controller owner reference names `uid`.
+bool controlledBy(const nlohmann::json& object, const std::string& uid);
 
 // Newest pod of Job `job` (by creationTimestamp), or nullopt.
 absl::StatusOr<std::optional<nlohmann::json>> podOfJob(kube::Reader& reader, const std::string& ns,

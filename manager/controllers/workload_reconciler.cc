@@ -326,11 +326,21 @@ absl::Status WorkloadReconciler::reconcileCredentials(WorkloadPass& pass) {
 
 // 6. Bookkeeping of finished Jobs (docs/behaviour/lifecycle.md#bookkeeping) and history pruning.
 absl::Status WorkloadReconciler::reconcileJobs(WorkloadPass& pass) {
-  auto jobs = listRunJobs(deps_.cached, pass.id.ns, kind(), lifecycle::labelSafeName(pass.id.name));
+  std::vector<json> leftovers;
+  auto jobs = listRunJobs(deps_.cached, pass.id.ns, kind(), lifecycle::labelSafeName(pass.id.name),
+                          kube::meta::uid(pass.object), &leftovers);
   if (!jobs.ok()) {
     return jobs.status();
   }
   pass.jobs = *std::move(jobs);
+  // Jobs of an earlier object of this name are never this one's history;
+  // they go (an orphaned one would stay forever, and one still holding a
+  // name this object's Job needs would block it). A lock one of them holds
+  // stays foreign until its runner lets go
+  // (docs/behaviour/jobs.md#an-object-created-again).
+  for (const json& leftover : leftovers) {
+    CAPTF_RETURN_IF_ERROR(removeLeftoverJob(pass, leftover));
+  }
   for (size_t i = 0; i < pass.jobs.size(); ++i) {
     const RunJob& run = pass.jobs[i];
     if (run.record.outcome == lifecycle::JobOutcome::kActive || run.bookkept) {
@@ -691,8 +701,20 @@ absl::Status WorkloadReconciler::recordRun(WorkloadPass& pass, const RunJob& run
       workspace::withRunRecord(pass.ref, existing.ok() ? *existing : json(), record);
   const absl::StatusOr<json> written =
       existing.ok() ? deps_.api.update(updated) : deps_.api.create(updated);
+  if (!written.ok() &&
+      (kube::isConflict(written.status()) || kube::isTransient(written.status()))) {
+    return written.status(); // retried by the next pass
+  }
   if (!written.ok()) {
-    return written.status(); // a conflict retries the pass
+    // The history is a side record: a write the API server refuses for good
+    // (Forbidden, too large, a quota) is said once per run and never holds
+    // the bookkeeping, nor a deletion's destroy
+    // (docs/behaviour/lifecycle.md#bookkeeping).
+    pass.log.error("run history not recorded", written.status(),
+                   {{"ConfigMap", kube::objectRef(pass.id.ns, name)}});
+    pass.event(kube::EventType::kWarning, "RunHistoryNotRecorded",
+               "run of Job " + run.record.name + " not recorded in ConfigMap " + name + ": " +
+                   std::string(kube::reasonName(kube::reasonOf(written.status()))));
   }
   if (deps_.reports != nullptr) {
     deps_.reports->forget(uid);
@@ -722,6 +744,20 @@ absl::Status WorkloadReconciler::adopt(WorkloadPass& pass, const std::string& in
     pass.event(kube::EventType::kNormal, "StateAdopted",
                "state of Job " + job + " adopted with inputs hash " + inputs_hash);
   }
+  return absl::OkStatus();
+}
+
+absl::Status WorkloadReconciler::removeLeftoverJob(WorkloadPass& pass, const json& job) {
+  kube::DeleteOptions options;
+  options.propagation = kube::PropagationPolicy::kBackground;
+  options.preconditions.uid = kube::meta::uid(job);
+  absl::Status removed = deps_.api.remove(kinds::kJob, kube::meta::key(job), options);
+  if (kube::isNotFound(removed) || kube::isConflict(removed)) {
+    return absl::OkStatus(); // gone already, or the name is another Job's now
+  }
+  CAPTF_RETURN_IF_ERROR(removed);
+  pass.log.info("deleted a Job left by an earlier object of this name",
+                {{"Job", kube::objectRef(pass.id.ns, kube::meta::name(job))}});
   return absl::OkStatus();
 }
 
@@ -1630,6 +1666,14 @@ absl::Status WorkloadReconciler::runJob(WorkloadPass& pass) {
     if (!created.ok()) {
       return created.status();
     }
+    if (!controlledBy(*created, kube::meta::uid(pass.object))) {
+      // The name is held by an earlier object's Job, which the cache has
+      // not shown yet: it goes, and a later pass creates this one's.
+      CAPTF_RETURN_IF_ERROR(removeLeftoverJob(pass, *created));
+      return absl::UnavailableError("Job " + job_name +
+                                    " belonged to an earlier object of this name; deleted, this "
+                                    "object's Job is created on the next pass");
+    }
   }
   // The per-run Secret, owned by the Job; the pod waits for it.
   json run_secret =
@@ -1642,6 +1686,23 @@ absl::Status WorkloadReconciler::runJob(WorkloadPass& pass) {
   auto secret = deps_.api.create(run_secret);
   if (!secret.ok() && !kube::isAlreadyExists(secret.status())) {
     return secret.status();
+  }
+  if (!secret.ok()) {
+    // Only the Secret this Job owns is its inputs; one left by an earlier
+    // Job of the same name (garbage not yet collected) goes first.
+    auto existing = deps_.api.get(kinds::kSecret, {pass.id.ns, kube::meta::name(run_secret)});
+    if (!existing.ok()) {
+      return existing.status();
+    }
+    if (!controlledBy(*existing, kube::meta::uid(*created))) {
+      kube::DeleteOptions options;
+      options.preconditions.uid = kube::meta::uid(*existing);
+      CAPTF_RETURN_IF_ERROR(kube::ignoreNotFound(
+          deps_.api.remove(kinds::kSecret, {pass.id.ns, kube::meta::name(run_secret)}, options)));
+      return absl::UnavailableError("the inputs Secret of Job " + job_name +
+                                    " was left by an earlier Job of that name; deleted, it is "
+                                    "written again on the next pass");
+    }
   }
 
   // Events, metrics and status of the start.

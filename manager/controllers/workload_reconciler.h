@@ -38,6 +38,8 @@ private:
                                              const kube::Request& request);
   absl::Status reconcileCredentials(WorkloadPass& pass);
   absl::Status reconcileJobs(WorkloadPass& pass);
+  // Deletes a Job of an earlier object of this name (precondition: its uid).
+  absl::Status removeLeftoverJob(WorkloadPass& pass, const nlohmann::json& job);
   absl::Status bookkeep(WorkloadPass& pass, size_t index);
   // Adds the finished run to the object's run history ConfigMap.
   absl::Status recordRun(WorkloadPass& pass, const RunJob& run, const api::LastRun& last_run,

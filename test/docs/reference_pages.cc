@@ -391,6 +391,8 @@ const std::map<std::string_view, std::string_view>& eventCatalogue() {
       {"RunFinished", "(runner) the run finished; Warning when it failed, with its error kind"},
       {"RunStarted", "(runner) the runtime is ready; the note has its version and the image"},
       {"SourceCommitChanged", "the Git ref moved and the object follows it"},
+      {"RunHistoryNotRecorded",
+       "a finished run could not be added to the run history ConfigMap; the bookkeeping went on"},
       {"StateAdopted", "the state a finished Job wrote was adopted with its inputs hash"},
       {"StateBackedUp", "a state backup was taken"},
       {"StateBackupConflict",

@@ -74,10 +74,16 @@ public:
   }
   absl::StatusOr<json> create(const json& object, const kube::CreateOptions& options) override {
     log.push_back("create " + object.value("kind", "") + " " + kube::meta::name(object));
+    if (forbid_config_maps && object.value("kind", "") == "ConfigMap") {
+      return forbidden();
+    }
     return store_.create(object, options);
   }
   absl::StatusOr<json> update(const json& object, const kube::UpdateOptions& options) override {
     log.push_back("update " + object.value("kind", "") + " " + kube::meta::name(object));
+    if (forbid_config_maps && object.value("kind", "") == "ConfigMap") {
+      return forbidden();
+    }
     return store_.update(object, options);
   }
   absl::StatusOr<json> patch(const kube::GroupVersionKind& gvk, const kube::ObjectKey& key,
@@ -101,11 +107,21 @@ public:
   }
 
   int fail_status_patches = 0;
+  // Refuses every ConfigMap write (Forbidden), as an RBAC or quota would.
+  bool forbid_config_maps = false;
   std::vector<std::string> log;
   // Jobs the API server has deleted while the cache still lists them.
   std::set<std::string> gone_jobs;
 
 private:
+  static absl::Status forbidden() {
+    const json status = {{"kind", "Status"},
+                         {"code", 403},
+                         {"reason", "Forbidden"},
+                         {"message", "configmaps is forbidden"}};
+    return kube::errorFromResponse(403, status.dump());
+  }
+
   kube::testing::FakeClient& store_;
 };
 
@@ -342,6 +358,35 @@ TEST_F(WorkloadReconcilerTest, AnApplyKeepsTheDigestTheCacheHasNotSeenYet) {
             digest);
 }
 
+// docs/behaviour/jobs.md#an-object-created-again: the Jobs of an earlier
+// object of the same name (here orphaned, as `kubectl delete
+// --cascade=orphan` leaves them) are not this object's history. Before,
+// they were matched by labels alone: the earlier object's succeeded apply,
+// whose name this object's first apply also gets, was taken as this one's,
+// and the object was Ready with no apply of its own.
+TEST_F(WorkloadReconcilerTest, AJobOfAnEarlierObjectOfTheSameNameIsNotThisOnes) {
+  ASSERT_TRUE(reconcile().ok());
+  const std::string job = kube::meta::name(jobs().at(0));
+  json earlier = *store_.get(kinds::kJob, {kNs, job});
+  earlier["metadata"]["uid"] = "uid-earlier-job";
+  earlier["metadata"].erase("ownerReferences");
+  earlier["status"] = {{"succeeded", 1},
+                       {"completionTime", "2023-11-14T22:14:00Z"},
+                       {"conditions", {{{"type", "Complete"}, {"status", "True"}}}}};
+  store_.put(earlier);
+  ASSERT_TRUE(store_.remove(kinds::kSecret, {kNs, lifecycle::perRunSecretName(job)}).ok());
+
+  ASSERT_TRUE(reconcile().ok());
+  EXPECT_EQ(jobsTotal("succeeded"), 0) << "the earlier object's apply was bookkept as this one's";
+  EXPECT_FALSE(live()["status"].contains("lastRun"));
+  // The leftover went, and this object's own apply runs under the name.
+  const std::vector<json> now = jobs();
+  ASSERT_EQ(now.size(), 1U);
+  EXPECT_TRUE(controlledBy(now[0], "uid-c1")) << now[0].dump(2);
+  EXPECT_FALSE(now[0].contains("status") && now[0]["status"].contains("succeeded"));
+  EXPECT_EQ(live()["status"]["activeJob"]["name"], job);
+}
+
 TEST_F(WorkloadReconcilerTest, AStuckJobIsDeleted) {
   ASSERT_TRUE(reconcile().ok());
   const std::string job = kube::meta::name(jobs().at(0));
@@ -448,6 +493,12 @@ json finishedDestroy(const std::string& name) {
             {"namespace", kNs},
             {"resourceVersion", "3"},
             {"creationTimestamp", "2023-11-14T22:13:20Z"},
+            {"ownerReferences",
+             {{{"apiVersion", "infrastructure.cluster.x-k8s.io/v1alpha1"},
+               {"kind", "TerraformCluster"},
+               {"name", kName},
+               {"uid", "uid-c1"},
+               {"controller", true}}}},
             {"labels",
              {{std::string(api::kLabelManaged), "true"},
               {std::string(api::kLabelOwnerKind), "TerraformCluster"},
@@ -496,6 +547,23 @@ TEST_F(WorkloadReconcilerTest, AFinishedDestroyCountsOnceAfterTheFinalizerWent) 
   ASSERT_TRUE(reconcile().ok());
   EXPECT_EQ(destroys(), 1.0) << "a Job gone from the API server was bookkept again";
   EXPECT_EQ(std::count(events_.reasons.begin(), events_.reasons.end(), "JobSucceeded"), 1);
+}
+
+// A side write refused for good (the run history ConfigMap, Forbidden) is
+// said in a Warning Event and holds neither the bookkeeping nor the
+// finalizer. Before, every pass failed on it and the deletion never ended.
+TEST_F(WorkloadReconcilerTest, ARefusedRunHistoryWriteDoesNotHoldADeletion) {
+  json deleting = object();
+  deleting["metadata"]["deletionTimestamp"] = "2023-11-14T22:13:20Z";
+  store_.put(deleting);
+  const std::string job = "c-c1-destroy-1";
+  store_.put(finishedDestroy(job));
+  api_.forbid_config_maps = true;
+  auto result = reconcile();
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(bookkept(job));
+  EXPECT_TRUE(live()["metadata"].value("finalizers", json::array()).empty());
+  EXPECT_EQ(std::count(events_.reasons.begin(), events_.reasons.end(), "RunHistoryNotRecorded"), 1);
 }
 
 // The object's readable state (serial 3, no resources) as the backend
