@@ -25,6 +25,7 @@
 #include <spdlog/spdlog.h>
 
 #include "absl/time/time.h"
+#include "contract/logging.h"
 #include "contract/roles.h"
 #include "manager/controllers/options.h"
 #include "manager/controllers/setup.h"
@@ -218,6 +219,8 @@ int run(int argc, char** argv) {
   options.cache.ns = settings.watch_namespace;
   options.cache.resync_period = settings.sync_period;
   captf::controllers::configureCache(options.cache, settings);
+  options.cache.payload_memo_bytes =
+      static_cast<std::size_t>(*captf::contract::parseByteQuantity(flags.secret_data_cache_size));
   options.health_probe_address = flags.health_addr;
   options.probe_metrics = captf::kube::ProbeMetrics::kOmit;
   options.graceful_shutdown_timeout = flagDuration(flags.graceful_shutdown_timeout);

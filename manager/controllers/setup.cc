@@ -29,7 +29,7 @@ namespace {
 
 using kube::str;
 
-// The second cache of docs/reference/flags.md "Caches": ConfigMaps and Secrets labeled
+// The second cache of docs/decisions/manager-binary.md "Caches": ConfigMaps and Secrets labeled
 // captf.io/variables=true, data stripped, watched only to wake the objects
 // whose spec.variablesFrom names them (the reconciler reads their content
 // from the API server).
@@ -55,13 +55,6 @@ std::vector<std::string> variablesSourcesOf(const json& object) {
     }
   }
   return keys;
-}
-
-void stripData(json& object) {
-  kube::stripManagedFields(object);
-  for (const char* field : {"data", "binaryData", "stringData"}) {
-    object.erase(field);
-  }
 }
 
 // The reconcilers and what they share, owned by the manager.
@@ -291,6 +284,10 @@ void configureCache(kube::CacheOptions& cache, const ControllerSettings& setting
                           &kinds::kServiceAccount, &kinds::kRoleBinding}) {
     cache.by_kind[*gvk].label_selector = managed;
   }
+  // Tenants' Secrets are never held with their data: what a pass reads
+  // comes back through a memo bounded by --secret-data-cache-size
+  // (docs/behaviour/security.md "Limits").
+  cache.by_kind[kinds::kSecret].cache_data = false;
 }
 
 absl::Status setupControllers(kube::Manager& manager, const ControllerSettings& settings,
@@ -372,7 +369,7 @@ absl::Status setupControllers(kube::Manager& manager, const ControllerSettings& 
     scope.ns = settings.watch_namespace;
     scope.label_selector = str(api::kLabelVariables) + "=true";
     kube::InformerOptions informer_options;
-    informer_options.transform = stripData;
+    informer_options.transform = kube::stripPayload;
     auto& informer =
         controllers->variables_sources_.emplace_back(std::make_unique<kube::SharedInformer>(
             *gvk, std::make_unique<kube::ApiListerWatcher>(manager.apiClient(), *gvk, scope),

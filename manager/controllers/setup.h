@@ -1,8 +1,8 @@
 #pragma once
 
 // Wires the reconcilers into a kube::Manager: cache scoping and the second
-// cache of labeled variablesFrom sources (docs/reference/flags.md "Caches"), controllers with
-// their watches and concurrency, the captf_* metrics.
+// cache of labeled variablesFrom sources (docs/decisions/manager-binary.md "Caches"), controllers
+// with their watches and concurrency, the captf_* metrics.
 
 #include <memory>
 #include <string>

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/time/time.h"
+#include "contract/logging.h"
 
 namespace captf::flags {
 
@@ -40,6 +41,13 @@ CLI::App* defineManagerFlags(CLI::App& app, ManagerFlags& f, const std::string& 
                                     : "want a duration such as 30s, 10m0s or 1h30m, not " + value;
       },
       "DURATION");
+  const CLI::Validator byte_quantity(
+      [](const std::string& value) {
+        return contract::parseByteQuantity(value)
+                   ? std::string()
+                   : "want a size in bytes such as 0, 4096, 64Ki or 32Mi, not " + value;
+      },
+      "SIZE");
   controllers::ControllerSettings& s = f.settings;
 
   app.set_version_flag("--version", version);
@@ -64,6 +72,11 @@ CLI::App* defineManagerFlags(CLI::App& app, ManagerFlags& f, const std::string& 
                  "Image of the runner init container (default $CAPTF_MANAGER_IMAGE)");
   app.add_option("--state-backups", s.state_backups,
                  "State backups kept per object; 0 takes none (existing ones stay restorable)")
+      ->capture_default_str();
+  app.add_option("--secret-data-cache-size", f.secret_data_cache_size,
+                 "Bytes of managed Secrets' data kept in memory between reads (state, backups, "
+                 "inputs); the cache holds only their metadata (a quantity such as 32Mi)")
+      ->check(byte_quantity)
       ->capture_default_str();
   app.add_option("--namespace", s.watch_namespace,
                  "Watch a single namespace (empty: all; identities are always cluster-wide)");

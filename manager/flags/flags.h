@@ -34,6 +34,7 @@ struct ManagerFlags {
   bool runner_events = true;
   std::string drift_default_interval = "30m0s";
   std::string sync_period = "10m0s";
+  std::string secret_data_cache_size = "32Mi";
   // The caller puts $CAPTF_MANAGER_IMAGE here before defining the flags.
   std::string runner_image;
   std::string git_poll_interval = "1m0s";

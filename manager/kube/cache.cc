@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "manager/kube/errors.h"
+#include "manager/kube/read_through.h"
 
 namespace captf::kube {
 
@@ -88,6 +89,12 @@ absl::StatusOr<SharedInformer*> InformerCache::informerFor(const GroupVersionKin
   informer_options.resync_period = options_.resync_period;
   if (kind.transform) {
     informer_options.transform = kind.transform;
+  }
+  if (!kind.cache_data) {
+    informer_options.transform = [then = informer_options.transform](Json& object) {
+      then(object);
+      stripPayload(object);
+    };
   }
   auto informer = std::make_unique<SharedInformer>(gvk, factory_(gvk, scope), clock_,
                                                    std::move(informer_options), logger_);

@@ -26,12 +26,19 @@ struct KindOptions {
   std::string label_selector; // server-side filter: only these are cached
   std::string field_selector;
   TransformFunc transform; // empty: stripManagedFields
+  // false: the cache keeps the object without its payload (stripPayload,
+  // after `transform`), and the manager's client reads it through
+  // DataReadThrough (read_through.h).
+  bool cache_data = true;
 };
 
 struct CacheOptions {
   std::string ns; // empty: all namespaces
   Duration resync_period = Duration::zero();
   std::map<GroupVersionKind, KindOptions> by_kind;
+  // The bytes of payload DataReadThrough remembers for the kinds cached
+  // without it.
+  std::size_t payload_memo_bytes = std::size_t{32} << 20;
 };
 
 class Cache : public Reader {

@@ -113,7 +113,19 @@ absl::Status Manager::init(const RestConfig& config) {
   }
   cache_ = std::make_unique<InformerCache>(InformerCache::apiFactory(*api_), clock_, options_.cache,
                                            &metrics_, logger_);
-  client_ = std::make_unique<DelegatingClient>(*cache_, *api_);
+  std::set<GroupVersionKind> without_data;
+  for (const auto& [gvk, kind] : options_.cache.by_kind) {
+    if (!kind.cache_data) {
+      without_data.insert(gvk);
+    }
+  }
+  Reader* reader = cache_.get();
+  if (!without_data.empty()) {
+    read_through_ = std::make_unique<DataReadThrough>(*cache_, *api_, std::move(without_data),
+                                                      options_.cache.payload_memo_bytes, &metrics_);
+    reader = read_through_.get();
+  }
+  client_ = std::make_unique<DelegatingClient>(*reader, *api_);
   EventRecorderOptions event_options;
   event_options.reporting_controller = options_.name;
   event_options.reporting_instance =

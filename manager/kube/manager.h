@@ -27,6 +27,7 @@
 #include "manager/kube/events.h"
 #include "manager/kube/leader_election.h"
 #include "manager/kube/metrics.h"
+#include "manager/kube/read_through.h"
 #include "manager/kube/rest_client.h"
 
 namespace captf::kube {
@@ -183,6 +184,7 @@ private:
   std::unique_ptr<RestClient> lease_rest_; // leader election: renew deadline as timeout
   std::unique_ptr<ApiClient> lease_api_;
   std::unique_ptr<InformerCache> cache_;
+  std::unique_ptr<DataReadThrough> read_through_; // kinds cached without their data
   std::unique_ptr<DelegatingClient> client_;
   std::unique_ptr<KubeEventRecorder> events_;
   std::unique_ptr<DiagnosticsServer> diagnostics_;

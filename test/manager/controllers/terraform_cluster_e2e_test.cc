@@ -36,6 +36,7 @@
 #include "contract/roles.h"
 #include "manager/kube/certificates.h"
 #include "manager/kube/https_server.h"
+#include "test/contract/test_util.h"
 #include "test/manager/controllers/manager_e2e.h"
 #include "test/runner/e2e_support.h"
 #include "webhooks/registrations.h"
@@ -447,6 +448,85 @@ TEST_F(TerraformClusterE2eTest, ClusterBecomesReadyReappliesAndIsDestroyed) {
     }
     return true;
   })) << manager_.metrics();
+}
+
+// docs/behaviour/security.md "Limits": one tenant's Secrets labelled as
+// managed, 300 of 900 KiB, are cached without their data, so the manager's
+// memory does not follow them and another tenant's cluster still becomes
+// Ready. (Before, the cache held every byte: about 270 MiB more.)
+TEST_F(TerraformClusterE2eTest, OneTenantsManagedSecretsDoNotGrowTheManager) {
+  const auto status_kib = [&](const char* field) {
+    std::ifstream status("/proc/" + std::to_string(manager_.process.pid()) + "/status");
+    for (std::string line; std::getline(status, line);) {
+      if (line.starts_with(field)) {
+        return std::stol(line.substr(std::string_view(field).size()));
+      }
+    }
+    return 0L;
+  };
+  const auto secret_cache_bytes = [&] {
+    return e2e::metricValue(manager_.metrics(), "captf_cache_bytes", {{"kind", "Secret"}})
+        .value_or(0);
+  };
+  // AddressSanitizer keeps up to 256 MiB of freed memory aside (its
+  // quarantine), which would hide what the cache keeps: this manager runs
+  // with 8 MiB of it, and the next one as before.
+  const auto restart_with = [&](const std::string& asan_options) {
+    manager_.stopCleanly();
+    const char* saved = std::getenv("ASAN_OPTIONS");
+    const std::string before = saved != nullptr ? saved : "";
+    setenv("ASAN_OPTIONS", asan_options.c_str(), 1);
+    startManager();
+    setenv("ASAN_OPTIONS", before.c_str(), 1);
+  };
+  restart_with("quarantine_size_mb=8");
+  ASSERT_TRUE(eventually([&] { return !manager_.metrics().empty(); })) << managerLog();
+  const long hwm_before = status_kib("VmHWM:");
+  const double cache_before = secret_cache_bytes();
+  constexpr int kSecrets = 300;
+  constexpr int kPerCall = 25;
+  const std::string flood = "tc-e2e-flood";
+  ASSERT_EQ(kubectl({"create", "namespace", flood}).exit_code, 0);
+  const std::string blob(900 * 1024, 'A'); // base64
+  for (int first = 0; first < kSecrets; first += kPerCall) {
+    json list = {{"apiVersion", "v1"}, {"kind", "List"}, {"items", json::array()}};
+    for (int i = first; i < first + kPerCall; ++i) {
+      list["items"].push_back({{"apiVersion", "v1"},
+                               {"kind", "Secret"},
+                               {"metadata",
+                                {{"name", "flood-" + std::to_string(i)},
+                                 {"namespace", flood},
+                                 {"labels", {{"captf.io/managed", "true"}}}}},
+                               {"data", {{"blob", blob}}}});
+    }
+    const rig::CommandResult created = kubectl({"create", "-f", "-"}, list.dump());
+    ASSERT_EQ(created.exit_code, 0) << created.output.substr(0, 2000);
+  }
+  // The manager has seen all of them.
+  ASSERT_TRUE(eventually([&] {
+    return e2e::metricValue(manager_.metrics(), "captf_cache_objects", {{"kind", "Secret"}})
+               .value_or(0) >= kSecrets;
+  })) << manager_.metrics();
+  const double cache_growth = secret_cache_bytes() - cache_before;
+  // Metadata only: well under 4 KiB a Secret, against 900 KiB of data.
+  EXPECT_LT(cache_growth, kSecrets * 4096.0);
+
+  // Another tenant's cluster still becomes Ready.
+  createCluster("tc-flood", "c-flood");
+  EXPECT_TRUE(eventually([&] { return readyTrue(tc("tc-flood")); }))
+      << tc("tc-flood").dump(2) << "\n"
+      << managerLog();
+  const long hwm = status_kib("VmHWM:");
+  std::cout << "Secret cache growth " << cache_growth / 1024 << " KiB for " << kSecrets
+            << " Secrets of 900 KiB; manager VmHWM before " << hwm_before / 1024 << " MiB, after "
+            << hwm / 1024 << " MiB (AddressSanitizer build)\n";
+  RecordProperty("secret_cache_growth_bytes", std::to_string(static_cast<long>(cache_growth)));
+  RecordProperty("manager_hwm_mib", std::to_string(hwm / 1024));
+  // Cached with their data, the 270 MiB of Secrets would be held at once.
+  EXPECT_LT(hwm - hwm_before, 128L * 1024);
+  EXPECT_EQ(kubectl({"delete", "namespace", flood, "--wait=false"}).exit_code, 0);
+  deleteCluster("tc-flood", "c-flood");
+  restart_with(std::getenv("ASAN_OPTIONS") != nullptr ? std::getenv("ASAN_OPTIONS") : "");
 }
 
 // Live run reports (docs/decisions/run-reports.md): the runner, whose
@@ -918,6 +998,288 @@ TEST_F(TerraformClusterE2eTest, APassCutShortBySigtermIsFinishedByTheNextManager
   }
   deleteCluster("tc4", "c4");
   deleteCluster("tc5", "c5");
+}
+
+// docs/behaviour/security.md "Secrets out of status, events and logs", on the failure paths:
+// the forms in which `text` carries `canary`: raw, as a JSON string (escaped once,
+// ASCII-escaped, or escaped twice as a text log line quotes a JSON message) or in base64 at
+// any alignment (the encoding's inner characters). (test/contract/test_util.h's
+// expectNoSecret checks one error message and also a canary's first half, which a whole log
+// carries legitimately when the canary starts like a resource name.)
+std::vector<std::string> canaryFormsIn(std::string_view text, const std::string& canary) {
+  const auto unquoted = [](const std::string& quoted) {
+    return quoted.substr(1, quoted.size() - 2);
+  };
+  const std::string escaped = unquoted(json(canary).dump());
+  std::vector<std::string> forms = {canary, escaped,
+                                    unquoted(json(canary).dump(-1, ' ', /*ensure_ascii=*/true)),
+                                    unquoted(json(escaped).dump())};
+  for (std::size_t shift = 0; shift < 3; ++shift) {
+    const std::string encoded = absl::Base64Escape(std::string(shift, '\0') + canary);
+    forms.push_back(encoded.substr(4, encoded.size() - 8));
+  }
+  std::vector<std::string> found;
+  for (const std::string& form : forms) {
+    if (text.find(form) != std::string_view::npos) {
+      found.push_back(form);
+    }
+  }
+  return found;
+}
+
+// Whether the manager answers /readyz (it handles SIGTERM by then).
+bool managerReady(const e2e::ManagerRig& manager) {
+  return eventually([&] {
+    return rig::run({"curl", "-sf",
+                     "http://127.0.0.1:" + std::to_string(manager.health_port) + "/readyz"})
+               .exit_code == 0;
+  });
+}
+
+// Runs the manager at the highest -v it has (5 and above: every level, trace), or back at
+// the suite's default; returns once it is ready.
+void restartManagerAt(e2e::ManagerRig& manager, int verbosity) {
+  EXPECT_TRUE(managerReady(manager)) << manager.processLog();
+  manager.stopCleanly();
+  manager.verbosity = verbosity;
+  manager.start();
+  EXPECT_TRUE(managerReady(manager)) << manager.processLog();
+}
+constexpr int kMostVerbose = 10;
+
+// Everything the manager writes about the TerraformClusters `names` that a canary must stay
+// out of: each object (status and conditions), every Event of the namespace, each run-history
+// ConfigMap, the termination messages of the objects' Job pods (except the Jobs of `hostile`,
+// whose message the module itself wrote), the manager's log and its /metrics.
+std::vector<std::pair<std::string, std::string>>
+canarySurfaces(const e2e::ManagerRig& manager, const std::vector<std::string>& names,
+               const std::string& hostile = "") {
+  std::vector<std::pair<std::string, std::string>> surfaces;
+  for (const std::string& name : names) {
+    surfaces.emplace_back("TerraformCluster " + name,
+                          getJson({"-n", kNamespace, "get", "terraformcluster", name}).dump());
+    surfaces.emplace_back(
+        "run history of " + name,
+        getJson({"-n", kNamespace, "get", "configmap", "captf-runs-c-" + name}).dump());
+    if (name == hostile) {
+      continue;
+    }
+    for (const json& job : e2e::items(kNamespace, "jobs",
+                                      "captf.infrastructure.cluster.x-k8s.io/owner-name=" + name)) {
+      const std::string job_name = job["metadata"].value("name", "");
+      for (const json& pod : e2e::items(kNamespace, "pods", "job-name=" + job_name)) {
+        const json status = pod.value("status", json::object());
+        for (const char* list : {"initContainerStatuses", "containerStatuses"}) {
+          for (const json& container : status.value(list, json::array())) {
+            surfaces.emplace_back("termination message of Job " + job_name,
+                                  container.value("state", json::object())
+                                      .value("terminated", json::object())
+                                      .value("message", ""));
+          }
+        }
+      }
+    }
+  }
+  surfaces.emplace_back("Events of " + std::string(kNamespace),
+                        getJson({"-n", kNamespace, "get", "events.events.k8s.io"}).dump() +
+                            getJson({"-n", kNamespace, "get", "events"}).dump());
+  surfaces.emplace_back("the manager's log", manager.logText());
+  surfaces.emplace_back("the manager's /metrics", manager.metrics());
+  return surfaces;
+}
+
+void expectCanariesAbsent(const std::vector<std::pair<std::string, std::string>>& surfaces,
+                          const std::vector<std::string>& canaries) {
+  for (const auto& [where, text] : surfaces) {
+    for (const std::string& canary : canaries) {
+      EXPECT_THAT(canaryFormsIn(text, canary), ::testing::IsEmpty())
+          << where << " carries the canary " << canary;
+    }
+  }
+}
+
+// (a) a state Secret of a provisioned object garbled (gzip of a JSON document cut inside a
+// string holding a canary) and (c) a labelled variablesFrom Secret whose format-JSON value is
+// invalid JSON holding another: the object says StateCorrupt and VariablesInvalid, with an
+// Event, a metric and log lines at the manager's highest -v, and neither canary is in any of
+// them.
+TEST_F(TerraformClusterE2eTest, UnreadableStateAndVariablesKeepTheirContentOutOfEverything) {
+  restartManagerAt(manager_, kMostVerbose);
+  // A quote in it: JSON writes it escaped, so a parser quoting its input would show the
+  // escaped form.
+  const std::string state_canary = "statecanary-\"4e1f9a7c2d0b";
+  const std::string vars_canary = "varscanary-8d2c5b3a1e6f";
+  const std::string stated = "tc-leak-state";
+  const std::string varied = "tc-leak-vars";
+  createCluster(stated, "c-leak-state");
+  apply({{"apiVersion", "v1"},
+         {"kind", "Secret"},
+         {"metadata",
+          {{"name", "leak-vars"},
+           {"namespace", kNamespace},
+           {"labels", {{"captf.io/variables", "true"}}}}},
+         {"stringData", {{"size", "{\"token\": \"" + vars_canary + "\", \"zones\": [1, 2"}}}});
+  e2e::createClusterPair(kNamespace, varied, "c-leak-vars",
+                         {{"source", {{"image", module_image_}}},
+                          {"identityRef", {{"name", kIdentity}}},
+                          {"variablesFrom", json::array({{{"secretRef", {{"name", "leak-vars"}}},
+                                                          {"format", "JSON"}}})}});
+  ASSERT_TRUE(eventually([&] { return readyTrue(tc(stated)); }))
+      << tc(stated).dump(2) << managerLog();
+
+  // (a) The state cut inside the output that holds the canary: valid gzip, invalid JSON.
+  const std::string original = stateSecret(stated)["data"].value("tfstate", "");
+  ASSERT_FALSE(original.empty());
+  const std::string garbled =
+      R"({"version":4,"terraform_version":"1.8.0","serial":7,"lineage":"leak","outputs":)"
+      R"({"token":{"type":"string","sensitive":true,"value":)" +
+      json(state_canary + "-and-the-rest").dump().substr(0, 30);
+  e2e::mergePatch(kNamespace, "secret", "tfstate-default-" + stateSuffix(stated),
+                  {{"data", {{"tfstate", absl::Base64Escape(contract::testing::gzip(garbled))}}}});
+  kubectl({"-n", kNamespace, "annotate", "terraformcluster", stated, "e2e.captf.io/poke=1"});
+  ASSERT_TRUE(eventually([&] {
+    return conditionOf(tc(stated), "StateReadable", "reason") == "StateCorrupt" &&
+           !e2e::eventsFor(kNamespace, stated, "StateUnreadable").empty();
+  })) << tc(stated).dump(2)
+      << managerLog();
+  EXPECT_THAT(conditionOf(tc(stated), "StateReadable", "message"),
+              HasSubstr("invalid JSON at byte"));
+
+  // (c) The variables source refused, naming the source and key only.
+  ASSERT_TRUE(eventually([&] {
+    return conditionOf(tc(varied), "DependenciesReady", "reason") == "VariablesInvalid";
+  })) << tc(varied).dump(2)
+      << managerLog();
+  EXPECT_THAT(conditionOf(tc(varied), "DependenciesReady", "message"),
+              HasSubstr("Secret leak-vars: key size is not valid JSON"));
+  EXPECT_TRUE(
+      e2e::metricValue(manager_.metrics(), "captf_state_read_errors_total", {{"reason", "corrupt"}})
+          .value_or(0) >= 1)
+      << manager_.metrics();
+
+  // The helper finds a canary where it is: base64 in the Secret's data.
+  EXPECT_THAT(
+      canaryFormsIn(getJson({"-n", kNamespace, "get", "secret", "leak-vars"}).dump(), vars_canary),
+      Not(::testing::IsEmpty()));
+  expectCanariesAbsent(canarySurfaces(manager_, {stated, varied}), {state_canary, vars_canary});
+
+  // The state restored, both go.
+  e2e::mergePatch(kNamespace, "secret", "tfstate-default-" + stateSuffix(stated),
+                  {{"data", {{"tfstate", original}}}});
+  ASSERT_TRUE(eventually([&] {
+    return conditionOf(tc(stated), "StateReadable", "reason") == "StateRead";
+  })) << tc(stated).dump(2);
+  deleteCluster(varied, "c-leak-vars");
+  deleteCluster(stated, "c-leak-state");
+  kubectl({"-n", kNamespace, "delete", "secret", "leak-vars"});
+  restartManagerAt(manager_, 4);
+}
+
+// (b) a module that leaves a malformed result document holding a canary in its
+// termination message (it writes the file, then kills the runner before the runner's own
+// document replaces it: the message is the module's to write, which is why the manager treats
+// it as untrusted) and (d) a provider whose apply fails echoing the identity's credential and
+// a sensitive variable (a local-exec printing both before it fails, so they reach the
+// runtime's error): the objects' status, Events, run history, the other Jobs' termination
+// messages, the manager's log at its highest -v and /metrics carry none of them.
+TEST_F(TerraformClusterE2eTest, FailingRunsKeepModuleAndProviderSecretsOutOfEverything) {
+  restartManagerAt(manager_, kMostVerbose);
+  const std::string result_canary = "resultcanary-6a0f3e9b71c4";
+  const std::string provider_canary = "providercanary-2b7e4d19f05a";
+  const std::string hostile = "tc-leak-result";
+  const std::string failing = "tc-leak-provider";
+  const std::string hostile_image = runner::e2e::Images::get().module(
+      "tc-leak-result",
+      runner::e2e::noopModule(contract::Role::kCluster) +
+          "resource \"terraform_data\" \"hostile\" {\n"
+          "  input = var.captf_object.name\n"
+          "  provisioner \"local-exec\" {\n"
+          "    command     = \"killancestor:runner\"\n"
+          "    interpreter = [\"/captf/module/child\",\n"
+          "      \"write:/dev/termination-log:{\\\"operation\\\":\\\"OPERATION_APPLY\\\","
+          "\\\"error\\\":{\\\"summary\\\":\\\"token " +
+          result_canary +
+          " refused\"]\n"
+          "  }\n"
+          "}\n",
+      env().tofu);
+  const std::string failing_image = runner::e2e::Images::get().module(
+      "tc-leak-provider",
+      runner::e2e::noopModule(contract::Role::kCluster) +
+          "variable \"token\" {\n"
+          "  type = string\n"
+          "}\n"
+          "resource \"terraform_data\" \"leaky\" {\n"
+          "  input = var.captf_object.name\n"
+          "  provisioner \"local-exec\" {\n"
+          "    command     = \"exit:1\"\n"
+          "    interpreter = [\"/captf/module/child\", \"env:NOOP_API_TOKEN\", \"env:LEAK\",\n"
+          "                   \"err:the provider refused the credential\"]\n"
+          "    environment = { LEAK = var.token }\n"
+          "  }\n"
+          "}\n",
+      env().tofu);
+  apply({{"apiVersion", "v1"},
+         {"kind", "Secret"},
+         {"metadata",
+          {{"name", "leak-provider-vars"},
+           {"namespace", kNamespace},
+           {"labels", {{"captf.io/variables", "true"}}}}},
+         {"stringData", {{"token", provider_canary}}}});
+  e2e::createClusterPair(
+      kNamespace, hostile, "c-leak-result",
+      {{"source", {{"image", hostile_image}}}, {"identityRef", {{"name", kIdentity}}}});
+  e2e::createClusterPair(
+      kNamespace, failing, "c-leak-provider",
+      {{"source", {{"image", failing_image}}},
+       {"identityRef", {{"name", kIdentity}}},
+       {"variablesFrom", json::array({{{"secretRef", {{"name", "leak-provider-vars"}}}}})}});
+  const auto failed = [&](const std::string& name) {
+    return eventually([&] {
+      return !e2e::eventsFor(kNamespace, name, "JobFailed").empty() &&
+             getJson({"-n", kNamespace, "get", "configmap", "captf-runs-c-" + name}).is_object();
+    });
+  };
+  ASSERT_TRUE(failed(failing)) << tc(failing).dump(2) << managerLog();
+  ASSERT_TRUE(failed(hostile)) << tc(hostile).dump(2) << managerLog();
+
+  // (d) The provider did echo both, and the runner caught them in its own log.
+  const std::vector<std::string> failing_jobs = jobs(failing, "apply");
+  ASSERT_FALSE(failing_jobs.empty());
+  std::string pod_log;
+  for (const json& pod : e2e::items(kNamespace, "pods", "job-name=" + failing_jobs.front())) {
+    pod_log += rig::podLog(env(), kNamespace, pod["metadata"].value("name", ""), "source");
+  }
+  EXPECT_THAT(pod_log, HasSubstr("NOOP_API_TOKEN=[redacted]")) << pod_log;
+  EXPECT_THAT(pod_log, HasSubstr("LEAK=[redacted]")) << pod_log;
+  // The runtime's error, curated, is what the JobFailed Event says.
+  EXPECT_THAT(e2e::eventsFor(kNamespace, failing, "JobFailed").front().value("note", ""),
+              HasSubstr("local-exec"));
+  // (b) The hostile message is what the pod ended with; the manager kept none of it.
+  bool hostile_message = false;
+  for (const std::string& job : jobs(hostile, "apply")) {
+    for (const json& pod : e2e::items(kNamespace, "pods", "job-name=" + job)) {
+      hostile_message =
+          hostile_message ||
+          pod.value("status", json::object()).dump().find(result_canary) != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(hostile_message) << "the module never left its document";
+
+  expectCanariesAbsent(canarySurfaces(manager_, {hostile, failing}, hostile),
+                       {result_canary, provider_canary, runner::e2e::kCredentialValue});
+
+  ASSERT_EQ(kubectl({"-n", kNamespace, "delete", "clusters.v1beta2.cluster.x-k8s.io",
+                     "c-leak-result", "c-leak-provider", "--wait=false"})
+                .exit_code,
+            0);
+  EXPECT_TRUE(eventually([&] {
+    return kubectl({"-n", kNamespace, "get", "terraformcluster", hostile}).exit_code != 0 &&
+           kubectl({"-n", kNamespace, "get", "terraformcluster", failing}).exit_code != 0;
+  })) << tc(hostile).dump(2)
+      << tc(failing).dump(2) << managerLog();
+  kubectl({"-n", kNamespace, "delete", "secret", "leak-provider-vars"});
+  restartManagerAt(manager_, 4);
 }
 
 } // namespace

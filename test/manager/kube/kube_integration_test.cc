@@ -32,6 +32,7 @@
 #include "manager/kube/events.h"
 #include "manager/kube/manager.h"
 #include "manager/kube/patch.h"
+#include "manager/kube/read_through.h"
 #include "manager/kube/rest_client.h"
 #include "test/manager/kube/fakes.h"
 #include "test/rig/fixture.h"
@@ -678,6 +679,84 @@ TEST_F(KubeIntegrationTest, InformerOf5000ObjectsSyncsAndStaysInSyncUnder100Upda
     EXPECT_LE(counter.total(), kUpdates);
   }
   std::cout << "cache reads during updates: " << reads.load() << "\n";
+  cache.stop();
+}
+
+// Secrets cached without their data (KindOptions::cache_data = false): the
+// cache's bytes do not follow the Secrets' size, and reads through
+// DataReadThrough return the API server's data, from a memo bounded in bytes.
+TEST_F(KubeIntegrationTest, SecretsCachedWithoutDataAreReadThroughABoundedMemo) {
+  const GroupVersionKind secret_kind{"", "v1", "Secret"};
+  constexpr int kSecrets = 24;
+  constexpr std::size_t kPayload = 200 * 1024; // base64 of 150 KiB
+  const auto secret = [&](int i, char fill) {
+    return Json{{"apiVersion", "v1"},
+                {"kind", "Secret"},
+                {"metadata", {{"name", absl::StrCat("big-", i)}, {"namespace", ns_}}},
+                {"data", {{"blob", std::string(kPayload, fill)}}}};
+  };
+  for (int i = 0; i < kSecrets; ++i) {
+    ASSERT_TRUE(client_->create(secret(i, 'A')).ok());
+  }
+  CacheOptions options;
+  options.ns = ns_;
+  options.by_kind[secret_kind].cache_data = false;
+  InformerCache cache(InformerCache::apiFactory(*client_), realClock(), options, &metrics_,
+                      logger_);
+  ASSERT_TRUE(cache.informerFor(secret_kind).ok());
+  constexpr std::size_t kMemo = 1 << 20; // five of the Secrets
+  DataReadThrough reader(cache, *client_, {secret_kind}, kMemo, &metrics_);
+  cache.start();
+  ASSERT_TRUE(cache.waitForCacheSync(std::stop_token()));
+
+  // The cache holds metadata only: under 4 KiB a Secret, against 200 KiB
+  // of data each.
+  EXPECT_LT(cache.objectBytes(), kSecrets * 4096U);
+  auto cached = cache.get(secret_kind, {ns_, "big-0"});
+  ASSERT_TRUE(cached.ok()) << cached.status();
+  EXPECT_FALSE(cached->contains("data"));
+
+  // A read returns the data; the second read of the same version is a memo
+  // hit, not a GET.
+  auto first = reader.get(secret_kind, {ns_, "big-0"});
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ((*first)["data"]["blob"], std::string(kPayload, 'A'));
+  const auto fetched = reader.fetched();
+  auto again = reader.get(secret_kind, {ns_, "big-0"});
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ((*again)["data"]["blob"], std::string(kPayload, 'A'));
+  EXPECT_EQ(reader.fetched(), fetched);
+
+  // A list returns every Secret with its data; the memo stays in its bound.
+  ListOptions all;
+  all.ns = ns_;
+  auto listed = reader.list(secret_kind, all);
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  ASSERT_EQ(listed->items.size(), static_cast<std::size_t>(kSecrets));
+  for (const Json& item : listed->items) {
+    EXPECT_EQ(item["data"]["blob"].get_ref<const std::string&>().size(), kPayload)
+        << meta::name(item);
+  }
+  EXPECT_LE(reader.memoBytes(), kMemo);
+  EXPECT_GT(reader.memoBytes(), kMemo / 2);
+
+  // A new version is read as the API server has it, never the memo's.
+  ASSERT_TRUE(client_
+                  ->update([&] {
+                    Json updated = *first;
+                    updated["data"]["blob"] = std::string(kPayload, 'B');
+                    return updated;
+                  }())
+                  .ok());
+  ASSERT_TRUE(eventually([&] {
+    auto read = reader.get(secret_kind, {ns_, "big-0"});
+    return read.ok() && (*read)["data"]["blob"] == std::string(kPayload, 'B');
+  }));
+  // Deleted from the API server while the cache still lists it: gone from
+  // a read at once.
+  ASSERT_TRUE(client_->remove(secret_kind, {ns_, "big-1"}).ok());
+  auto gone = reader.get(secret_kind, {ns_, "big-1"});
+  EXPECT_TRUE(!gone.ok() && isNotFound(gone.status())) << gone.status();
   cache.stop();
 }
 
