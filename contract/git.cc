@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <condition_variable>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -14,17 +16,25 @@
 #include <set>
 #include <shared_mutex>
 #include <sstream>
+#include <stop_token>
 #include <system_error>
+#include <thread>
+#include <type_traits>
 #include <utility>
 
 #include <fcntl.h>
 #include <git2.h>
+#include <git2/sys/stream.h>
+#include <netdb.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "absl/strings/escaping.h"
+#include "absl/time/clock.h"
 #include "contract/strings.h"
 #include "contract/text.h"
 
@@ -53,6 +63,294 @@ constexpr std::array<std::string_view, 5> kSystemCaFiles = {
     "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem",
     "/etc/ssl/cert.pem",
 };
+
+// --- Sockets bounded by a call's deadline -----------------------------------
+//
+// libgit2 1.5 has no socket timeout (GIT_OPT_SET_SERVER_TIMEOUT came with
+// 1.7) and checks the deadline only in its callbacks, which run between
+// reads: a server that accepts the connection and then says nothing would
+// hold the call in the kernel until the TCP connection dies. So this library
+// registers its own plain socket stream with libgit2, the stream every
+// transport it uses connects through (HTTPS wraps it in mbedTLS, SSH hands
+// its descriptor to libssh2), and shuts a call's sockets down when the
+// call's deadline passes: whatever waits on them (connect, recv, send,
+// libssh2's poll) returns at once and the call fails as timed out
+// (docs/decisions/git-sources.md, "Deadlines").
+
+// The sockets of one call, and the thread that shuts them down at its
+// deadline (started with the first socket). Thread-safe.
+class CallSockets {
+public:
+  explicit CallSockets(absl::Time deadline) : deadline_(deadline) {}
+  CallSockets(const CallSockets&) = delete;
+  CallSockets& operator=(const CallSockets&) = delete;
+  ~CallSockets() = default; // the watchdog, the last member, stops first
+
+  absl::Time deadline() const { return deadline_; }
+
+  // Registers `fd`; false (and expired from now on) when the deadline has
+  // passed: the caller closes `fd` and fails.
+  bool attach(int fd) {
+    const std::scoped_lock lock(mu_);
+    if (expired_ || absl::Now() >= deadline_) {
+      expired_ = true;
+      return false;
+    }
+    fds_.insert(fd);
+    if (!watchdog_.joinable()) {
+      watchdog_ = std::jthread([this](std::stop_token stop) { watch(stop); });
+    }
+    return true;
+  }
+  // Called before `fd` is closed, so that a number the kernel hands out
+  // again is never shut down.
+  void detach(int fd) {
+    const std::scoped_lock lock(mu_);
+    fds_.erase(fd);
+  }
+  // A wait on a socket of this call ended at the deadline.
+  void expire() {
+    const std::scoped_lock lock(mu_);
+    expired_ = true;
+  }
+  bool expired() const {
+    const std::scoped_lock lock(mu_);
+    return expired_;
+  }
+
+private:
+  void watch(const std::stop_token& stop) {
+    std::unique_lock lock(mu_);
+    wake_.wait_until(lock, stop, absl::ToChronoTime(deadline_), [] { return false; });
+    if (stop.stop_requested()) {
+      return;
+    }
+    expired_ = true;
+    for (const int fd : fds_) {
+      ::shutdown(fd, SHUT_RDWR);
+    }
+  }
+
+  const absl::Time deadline_;
+  mutable std::mutex mu_;
+  std::condition_variable_any wake_;
+  std::set<int> fds_;
+  bool expired_ = false;
+  std::jthread watchdog_;
+};
+
+// The call running on this thread, null outside one. libgit2 runs a call's
+// transport on the calling thread, and a stream's constructor is given only
+// a host and a port: this is how the stream finds its call. Like Global
+// below, it exists because libgit2's stream registry is process-global.
+std::shared_ptr<CallSockets>& currentCall() {
+  thread_local std::shared_ptr<CallSockets> call;
+  return call;
+}
+
+// Makes `call` the current call of this thread for its scope.
+class CallScope {
+public:
+  explicit CallScope(std::shared_ptr<CallSockets> call)
+      : previous_(std::exchange(currentCall(), std::move(call))) {}
+  CallScope(const CallScope&) = delete;
+  CallScope& operator=(const CallScope&) = delete;
+  ~CallScope() { currentCall() = std::move(previous_); }
+
+private:
+  std::shared_ptr<CallSockets> previous_;
+};
+
+// libgit2 1.5's SSH transport takes the descriptor out of the stream
+// git_socket_stream_new gives it as if it were libgit2's own socket stream
+// (struct git_socket_stream: parent, host, port, s), so this stream begins
+// with the same members in the same order. libgit2 frees it through `free`.
+struct BoundedSocket {
+  git_stream parent;
+  char* host;
+  char* port;
+  int s;
+  std::shared_ptr<CallSockets> call; // null: no deadline
+};
+static_assert(std::is_standard_layout_v<BoundedSocket>);
+static_assert(offsetof(BoundedSocket, parent) == 0);
+
+BoundedSocket& boundedOf(git_stream* stream) {
+  return *reinterpret_cast<BoundedSocket*>(stream);
+}
+
+// libgit2's own wording, so that messages read the same as before.
+void setNetError(int klass, std::string_view what, int error) {
+  const std::string message = strCat(what, ": ", std::strerror(error));
+  git_error_set_str(klass, message.c_str());
+}
+
+// Waits for `events` on `fd` until the call's deadline (forever without a
+// call); poll's result, 0 at the deadline.
+int pollUntil(int fd, short events, const CallSockets* call) {
+  for (;;) {
+    int wait_ms = -1;
+    if (call != nullptr) {
+      const absl::Duration left = call->deadline() - absl::Now();
+      if (left <= absl::ZeroDuration()) {
+        return 0;
+      }
+      wait_ms = static_cast<int>(
+          std::min<std::int64_t>(absl::ToInt64Milliseconds(absl::Ceil(left, absl::Milliseconds(1))),
+                                 std::numeric_limits<int>::max()));
+    }
+    pollfd one{fd, events, 0};
+    const int n = ::poll(&one, 1, wait_ms);
+    if (n >= 0 || errno != EINTR) {
+      return n;
+    }
+  }
+}
+
+// Connects `fd` to `address` before the call's deadline; 0, or an errno
+// (ETIMEDOUT at the deadline).
+int connectBounded(int fd, const addrinfo& address, CallSockets* call) {
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+    return errno;
+  }
+  int error = 0;
+  if (::connect(fd, address.ai_addr, address.ai_addrlen) != 0) {
+    error = errno;
+    if (error == EINPROGRESS || error == EINTR) {
+      const int ready = pollUntil(fd, POLLOUT, call);
+      socklen_t length = sizeof error;
+      if (ready == 0) {
+        error = ETIMEDOUT;
+        if (call != nullptr) {
+          call->expire();
+        }
+      } else if (ready < 0 || ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0) {
+        error = errno;
+      }
+    }
+  }
+  if (error == 0 && ::fcntl(fd, F_SETFL, flags) < 0) {
+    error = errno;
+  }
+  return error;
+}
+
+int boundedConnect(git_stream* stream) {
+  BoundedSocket& self = boundedOf(stream);
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (const int rc = ::getaddrinfo(self.host, self.port, &hints, &found); rc != 0) {
+    const std::string message =
+        strCat("failed to resolve address for ", self.host, ": ", ::gai_strerror(rc));
+    git_error_set_str(GIT_ERROR_NET, message.c_str());
+    return -1;
+  }
+  const std::unique_ptr<addrinfo, void (*)(addrinfo*)> addresses(found, ::freeaddrinfo);
+  int error = ECONNREFUSED;
+  for (const addrinfo* address = found; address != nullptr; address = address->ai_next) {
+    const int fd =
+        ::socket(address->ai_family, address->ai_socktype | SOCK_CLOEXEC, address->ai_protocol);
+    if (fd < 0) {
+      error = errno;
+      continue;
+    }
+    if (self.call != nullptr && !self.call->attach(fd)) {
+      ::close(fd);
+      error = ETIMEDOUT;
+      break;
+    }
+    error = connectBounded(fd, *address, self.call.get());
+    if (error == 0) {
+      self.s = fd;
+      return 0;
+    }
+    if (self.call != nullptr) {
+      self.call->detach(fd);
+    }
+    ::close(fd);
+    if (error == ETIMEDOUT) {
+      break;
+    }
+  }
+  setNetError(GIT_ERROR_OS, strCat("failed to connect to ", self.host), error);
+  return -1;
+}
+
+ssize_t boundedRead(git_stream* stream, void* data, std::size_t size) {
+  const BoundedSocket& self = boundedOf(stream);
+  for (;;) {
+    const ssize_t n = ::recv(self.s, data, size, 0);
+    if (n >= 0 || errno != EINTR) {
+      if (n < 0) {
+        setNetError(GIT_ERROR_NET, "error receiving socket data", errno);
+      }
+      return n;
+    }
+  }
+}
+
+ssize_t boundedWrite(git_stream* stream, const char* data, std::size_t size, int flags) {
+  const BoundedSocket& self = boundedOf(stream);
+  for (;;) {
+    const ssize_t n = ::send(self.s, data, size, flags | MSG_NOSIGNAL);
+    if (n >= 0 || errno != EINTR) {
+      if (n < 0) {
+        setNetError(GIT_ERROR_NET, "error sending data", errno);
+      }
+      return n;
+    }
+  }
+}
+
+int boundedClose(git_stream* stream) {
+  BoundedSocket& self = boundedOf(stream);
+  const int fd = std::exchange(self.s, -1);
+  if (fd < 0) {
+    return 0;
+  }
+  if (self.call != nullptr) {
+    self.call->detach(fd);
+  }
+  if (::close(fd) != 0) {
+    setNetError(GIT_ERROR_OS, "error closing socket", errno);
+    return -1;
+  }
+  return 0;
+}
+
+void boundedFree(git_stream* stream) {
+  boundedClose(stream);
+  BoundedSocket* self = &boundedOf(stream);
+  std::free(self->host);
+  std::free(self->port);
+  delete self;
+}
+
+// git_stream_registration::init for GIT_STREAM_STANDARD: every plain
+// socket libgit2 opens, bound to the current call's deadline.
+int boundedSocketNew(git_stream** out, const char* host, const char* port) {
+  auto* self = new BoundedSocket{};
+  self->parent.version = GIT_STREAM_VERSION;
+  self->parent.connect = boundedConnect;
+  self->parent.read = boundedRead;
+  self->parent.write = boundedWrite;
+  self->parent.close = boundedClose;
+  self->parent.free = boundedFree;
+  self->host = ::strdup(host);
+  self->port = ::strdup(port);
+  self->s = -1;
+  self->call = currentCall();
+  if (self->host == nullptr || self->port == nullptr) {
+    boundedFree(&self->parent);
+    git_error_set_oom();
+    return -1;
+  }
+  *out = &self->parent;
+  return 0;
+}
 
 // --- libgit2's process-wide state -------------------------------------------
 //
@@ -107,6 +405,14 @@ Global& global() {
       git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, level, "");
     }
     git_libgit2_opts(GIT_OPT_SET_USER_AGENT, "captf");
+    // Every socket bounded by its call's deadline (see CallSockets).
+    git_stream_registration sockets{};
+    sockets.version = GIT_STREAM_VERSION;
+    sockets.init = boundedSocketNew;
+    if (git_stream_register(GIT_STREAM_STANDARD, &sockets) < 0) {
+      state.init_status = lastError("registering the socket stream");
+      return;
+    }
     // Debian's libgit2 uses mbedTLS, which trusts nothing until it is told
     // where the system's certificates are.
     if (const char* file = std::getenv("SSL_CERT_FILE"); file != nullptr && isRegularFile(file)) {
@@ -524,6 +830,9 @@ struct Session {
   Stop stop = Stop::kNone;
   int password_offers = 0;
   int key_offers = 0;
+  // The call's sockets, shut down at `deadline` (CallScope makes them the
+  // thread's while libgit2 runs).
+  std::shared_ptr<CallSockets> sockets;
 
   // False (with `stop` set) when the operation must end now.
   bool proceed() {
@@ -681,7 +990,11 @@ bool contains(std::string_view text, std::string_view part) {
 absl::Status failure(const Session& session, int rc) {
   const std::string& action = session.action;
   const std::string host = session.url->host.empty() ? session.url->canonical : session.url->host;
-  switch (session.stop) {
+  Stop stop = session.stop;
+  if (stop == Stop::kNone && session.sockets != nullptr && session.sockets->expired()) {
+    stop = Stop::kTimeout; // a socket was shut down, or a connect ran out of time
+  }
+  switch (stop) {
   case Stop::kTimeout:
     return absl::UnavailableError(
         strCat(action, ": timed out after ", absl::FormatDuration(session.timeout)));
@@ -736,6 +1049,7 @@ Session makeSession(std::string_view verb, const GitUrl& url, const Credentials&
   session.credentials = &credentials;
   session.timeout = timeout;
   session.deadline = absl::Now() + timeout;
+  session.sockets = std::make_shared<CallSockets>(session.deadline);
   return session;
 }
 
@@ -1229,6 +1543,7 @@ absl::StatusOr<RemoteListing> listRemoteWithHead(const GitUrl& url, const Creden
     return g.init_status;
   }
   Session session = makeSession("ls-remote", url, credentials, timeout);
+  const CallScope call(session.sockets);
   TrustScope trust;
   if (auto status = trust.enter(credentials.ca_certificates); !status.ok()) {
     return status;
@@ -1324,6 +1639,7 @@ absl::StatusOr<FetchResult> fetchCommit(const GitUrl& url, const Credentials& cr
     return g.init_status;
   }
   Session session = makeSession("fetch", url, credentials, options.timeout);
+  const CallScope call(session.sockets);
   session.cancelled = options.cancelled;
   session.max_received = options.max_bytes;
   const auto fail = [&session](const absl::Status& status) {

@@ -25,12 +25,15 @@
 // exclusively for its duration (calls without wait for it, and run
 // concurrently with each other).
 //
-// Timeouts: libgit2 1.5 has no socket timeout. The deadline is checked in
-// every callback libgit2 makes (credentials, certificate, progress), so a
-// slow transfer stops at it, but a server that accepts the connection and
-// then sends nothing blocks the call in the kernel's receive until the TCP
-// connection dies. Callers that must not wait for that run the call where
-// something else bounds it (the runner: the Job's deadline).
+// Timeouts: a call's `timeout` bounds all of it, the network included. The
+// deadline is checked in every callback libgit2 makes (credentials,
+// certificate, progress), and every socket the call opens (HTTPS and SSH
+// alike) is shut down when it passes, so a server that accepts the
+// connection and then says nothing ends the call at the deadline with
+// Unavailable "<verb> <url>: timed out after <timeout>"
+// (docs/decisions/git-sources.md, "Deadlines"). Name resolution is the
+// system resolver's and is bounded by its own timeouts only. Each call with
+// a network transport runs one short-lived watchdog thread.
 //
 // Processes using this ignore SIGPIPE (a server hanging up while libgit2
 // writes must be an error, not the end of the process).

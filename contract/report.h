@@ -5,6 +5,7 @@
 // the run's per-run Secret and only the token's hash onto the Job; the
 // runner sends the token and its Job's name with every Report call.
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -17,6 +18,17 @@ inline constexpr std::string_view kReportCaKey = "report-ca.crt";
 // Call metadata: `authorization: Bearer <token>` and this one, naming the
 // Job as <namespace>/<name>.
 inline constexpr std::string_view kReportJobHeader = "x-captf-job";
+
+// Bounds of one Report call: the manager ends a call that breaks one with
+// RESOURCE_EXHAUSTED, and the runner never sends one that would. A runner
+// sends at most kMaxReportEventsPerCall events per call, no message over
+// kMaxReportMessageBytes (it clips log lines to kMaxReportLineBytes and
+// drops anything else that large) and stops a call's batch before
+// kMaxReportCallBytes (docs/decisions/run-reports.md).
+inline constexpr std::size_t kMaxReportEventsPerCall = 128;
+inline constexpr std::size_t kMaxReportMessageBytes = std::size_t{64} * 1024;
+inline constexpr std::size_t kMaxReportCallBytes = std::size_t{1024} * 1024;
+inline constexpr std::size_t kMaxReportLineBytes = std::size_t{4} * 1024;
 
 // A fresh token: 32 random bytes (OpenSSL's CSPRNG), lower-case hex.
 std::string newReportToken();

@@ -199,6 +199,26 @@ absl::Status invalid(std::string_view detail) {
   return absl::InvalidArgumentError(strCat("result document: ", detail));
 }
 
+// Protobuf's JSON reader quotes the offending value ("(plan.add): invalid
+// value \"...\" for type TYPE_UINT32"), which may be run output. Keep only
+// the field path it starts with: names of the schema's fields and list
+// indexes (unknown fields are ignored, so the document names none).
+std::string protoFieldPath(std::string_view message) {
+  if (!message.starts_with('(')) {
+    return "";
+  }
+  const std::size_t close = message.find(')');
+  if (close == std::string_view::npos) {
+    return "";
+  }
+  const std::string_view path = message.substr(1, close - 1);
+  const bool plain = !path.empty() && std::all_of(path.begin(), path.end(), [](char c) {
+    return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '[' ||
+           c == ']';
+  });
+  return plain ? std::string(path) : std::string();
+}
+
 absl::Status checkContract(const pb::RunResult& result) {
   std::vector<std::string> errors;
   if (result.operation() == pb::OPERATION_UNSPECIFIED) {
@@ -404,8 +424,9 @@ absl::StatusOr<pb::RunResult> decodeResult(std::string_view text) {
   const auto status = google::protobuf::util::JsonStringToMessage(
       google::protobuf::StringPiece(text.data(), text.size()), &result, options);
   if (!status.ok()) {
-    return invalid(
-        strCat("does not match captf.runner.v1alpha1.RunResult: ", std::string(status.message())));
+    const std::string path = protoFieldPath(std::string(status.message()));
+    return invalid(strCat("does not match captf.runner.v1alpha1.RunResult",
+                          path.empty() ? std::string() : strCat(" (field ", path, ")")));
   }
   if (auto contract = checkContract(result); !contract.ok()) {
     return contract;

@@ -18,7 +18,14 @@
 //                       envelope with no `version`), which is not supported;
 //   DataLoss            corrupt: not gzip, not JSON, not a state, an
 //                       unsupported state version, or over the caps.
-// Messages name chunks, sizes and fields, never state content.
+// Messages name chunks, sizes, byte offsets and fields, never state content.
+//
+// State is untrusted input (whoever can write Secrets in the namespace can
+// write it), so reading it is bounded (docs/behaviour/state.md, "Reading
+// state"; docs/decisions/workspace-state.md, "Bounded reading"): the JSON is
+// read as a stream of tokens, never as a tree; only the outputs are kept as
+// values, and a state over any limit below is corrupt. Resource attributes
+// are scanned past, never stored.
 
 #include <cstddef>
 #include <cstdint>
@@ -35,7 +42,31 @@
 namespace captf::contract {
 
 inline constexpr std::size_t kMaxStateChunks = 32;
+// The decompressed state JSON.
 inline constexpr std::size_t kMaxStateBytes = std::size_t{64} * 1024 * 1024;
+// Containers open at once anywhere in the state, the root object included.
+inline constexpr std::size_t kMaxStateDepth = 256;
+// JSON values kept from the root module's outputs: every object, array,
+// string, number, boolean and null under `outputs` (the outputs object
+// included) counts once; object keys do not.
+inline constexpr std::size_t kMaxStateOutputValues = 262144;
+// The JSON reader holds a whole token while it reads it, and the bytes that
+// follow it until the next one; on a syntax error it copies them into its
+// message a few times over. One string (quotes and escapes included),
+// number or literal:
+inline constexpr std::size_t kMaxStateTokenBytes = std::size_t{8} * 1024 * 1024;
+// Whitespace and punctuation ({}[],:) between two tokens:
+inline constexpr std::size_t kMaxStateGapBytes = std::size_t{1} * 1024 * 1024;
+
+// The limits above, together; tests pass smaller ones.
+struct StateLimits {
+  std::size_t bytes = kMaxStateBytes;
+  std::size_t depth = kMaxStateDepth;
+  std::size_t output_values = kMaxStateOutputValues;
+  std::size_t token_bytes = kMaxStateTokenBytes;
+  std::size_t gap_bytes = kMaxStateGapBytes;
+};
+
 // The state format both runtimes write.
 inline constexpr std::int64_t kSupportedStateVersion = 4;
 
@@ -59,9 +90,10 @@ absl::StatusOr<std::vector<std::string>> orderChunks(std::string_view base_name,
                                                      std::vector<NamedChunk> chunks);
 
 // Concatenates the chunks (in order) and gunzips them: at most
-// kMaxStateChunks chunks and kMaxStateBytes of JSON. The result is the state
-// JSON text.
-absl::StatusOr<std::string> assembleState(std::span<const std::string> ordered_chunks);
+// kMaxStateChunks chunks and `limits.bytes` of JSON. The result is the state
+// JSON text (the runner's restore writes it to a file).
+absl::StatusOr<std::string> assembleState(std::span<const std::string> ordered_chunks,
+                                          const StateLimits& limits = {});
 
 // What the controller and the runner need from a state, never resource
 // attributes.
@@ -77,6 +109,17 @@ struct StateSummary {
   nlohmann::json outputs = nlohmann::json::object();
 };
 
-absl::StatusOr<StateSummary> inspectState(std::string_view state_json);
+// Summarizes state JSON text: the summary, or why it is corrupt or
+// encrypted. Duplicate keys keep the last value.
+absl::StatusOr<StateSummary> inspectState(std::string_view state_json,
+                                          const StateLimits& limits = {});
+
+// assembleState and inspectState in one pass, without the JSON text: the
+// chunks are gunzipped piece by piece into the summary's reader, so memory
+// does not grow with the size of the state, only with the outputs kept and
+// the longest token. The same errors as the two steps; when the stream and
+// the JSON both have a problem, the one met first is reported.
+absl::StatusOr<StateSummary> summarizeState(std::span<const std::string> ordered_chunks,
+                                            const StateLimits& limits = {});
 
 } // namespace captf::contract

@@ -9,6 +9,8 @@
 
 #include "captf/runner/v1alpha1/report.grpc.pb.h"
 #include "contract/report.h"
+#include "contract/result.h"
+#include "contract/text.h"
 
 namespace captf::runner {
 namespace {
@@ -22,6 +24,26 @@ void quietGrpcLog(gpr_log_func_args* /*args*/) {}
 
 std::chrono::steady_clock::duration toChrono(absl::Duration d) {
   return absl::ToChronoNanoseconds(d);
+}
+
+// What send() adds to an event: sequence, time and elapsed.
+constexpr std::size_t kStampBytes = 64;
+
+// Keeps `event` within the manager's bounds of a message
+// (contract/report.h): a call carrying a larger one would be refused, and
+// refused again on every retry. Returns false when it cannot be kept.
+bool fitForReport(pb::ReportRequest& event) {
+  if (event.has_log_line() && event.log_line().text().size() > contract::kMaxReportLineBytes) {
+    event.mutable_log_line()->set_text(
+        contract::clipText(event.log_line().text(), contract::kMaxReportLineBytes));
+  }
+  if (event.has_finished() && event.finished().result().has_error()) {
+    pb::RunError* error = event.mutable_finished()->mutable_result()->mutable_error();
+    if (error->tail().size() > contract::kMaxTailBytes) {
+      error->set_tail(contract::clipText(error->tail(), contract::kMaxTailBytes));
+    }
+  }
+  return event.ByteSizeLong() + kStampBytes <= contract::kMaxReportMessageBytes;
 }
 
 } // namespace
@@ -63,12 +85,20 @@ GrpcReporter::~GrpcReporter() {
 }
 
 void GrpcReporter::send(pb::ReportRequest event) {
+  const bool fits = fitForReport(event); // outside the lock: it may copy a long line
   std::scoped_lock lock(mu_);
   if (stats_.gave_up || closing_) {
     ++stats_.dropped;
     return;
   }
   const bool log_line = event.has_log_line();
+  if (!fits) {
+    if (log_line) {
+      ++dropped_lines_;
+    }
+    ++stats_.dropped;
+    return;
+  }
   if (queue_.size() >= options_.max_queued) {
     // Full: a log line is the first thing to go; another event makes room
     // by dropping the oldest queued line, or is dropped itself.
@@ -197,8 +227,12 @@ bool GrpcReporter::call(std::deque<pb::ReportRequest>& pending) {
   pb::ReportResponse response;
   std::unique_ptr<grpc::ClientWriter<pb::ReportRequest>> writer =
       channel_->stub->Report(&context, &response);
+  // Within the manager's bound of a call's bytes: what does not fit goes
+  // in the next call (it stays pending until acknowledged).
+  std::size_t bytes = 0;
   for (const pb::ReportRequest& event : pending) {
-    if (!writer->Write(event)) {
+    bytes += event.ByteSizeLong();
+    if (bytes > contract::kMaxReportCallBytes || !writer->Write(event)) {
       break;
     }
   }

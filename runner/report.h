@@ -22,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "captf/runner/v1alpha1/report.pb.h"
+#include "contract/report.h"
 #include "runner/clock.h"
 
 namespace captf::runner {
@@ -30,7 +31,10 @@ namespace captf::runner {
 class Reporter {
 public:
   virtual ~Reporter() = default;
-  // Stamps sequence, time and elapsed, and queues the event.
+  // Stamps sequence, time and elapsed, and queues the event. A log line is
+  // clipped to contract::kMaxReportLineBytes, a failure's tail to the
+  // result document's bound; anything still over
+  // contract::kMaxReportMessageBytes is dropped, never sent to be refused.
   virtual void send(captf::runner::v1alpha1::ReportRequest event) = 0;
 };
 
@@ -52,8 +56,8 @@ struct ReportOptions {
   // Queued events at most; log lines are dropped first (counted in the
   // next line's dropped_before).
   std::size_t max_queued = 512;
-  // Events per call at most.
-  std::size_t max_batch = 128;
+  // Events per call at most (the manager refuses more).
+  std::size_t max_batch = contract::kMaxReportEventsPerCall;
 };
 
 // How a reporter fared (logged when the run ends).

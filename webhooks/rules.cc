@@ -1,7 +1,10 @@
 #include "webhooks/rules.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
+#include <optional>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -75,6 +78,137 @@ void validateGit(const api::GitSource& git, const api::FieldPath& path, FieldErr
     errors.push_back(invalid(path.child("path"), git.path, std::string(s.message())));
   }
   validateImage(git.runtime_image, path.child("runtimeImage"), errors);
+}
+
+// ---- Job security contexts ----------------------------------------------
+//
+// What Pod Security `baseline` forbids that a jobs policy can express
+// (docs/reference/webhooks.md, docs/behaviour/security.md#pod-security), one
+// row a field, so that a policy the webhook admits never makes the Job's pod
+// inadmissible in a baseline namespace. Where the rows are stricter than
+// baseline they say why. Host namespaces, host ports, hostPath volumes and
+// hostUsers are not fields of a jobs policy: the Job builder never sets them.
+
+template <class Context> struct Refusal {
+  // Below the context, dotted: "seLinuxOptions.type".
+  std::string_view field;
+  bool (*refused)(const Context&);
+  std::string_view detail;
+};
+
+constexpr std::string_view kUnconfined = "Unconfined";
+// The type the container runtime gives a container when none is set.
+constexpr std::string_view kRuntimeSeLinuxType = "container_t";
+
+constexpr std::string_view kSeccompDetail =
+    "runner Jobs never run without a seccomp filter; use RuntimeDefault (the default) or "
+    "Localhost";
+constexpr std::string_view kAppArmorDetail =
+    "runner Jobs never run without an AppArmor profile; use RuntimeDefault or Localhost";
+// Baseline also admits container_init_t, container_kvm_t and
+// container_engine_t: types for init systems, virtual machines and nested
+// container engines, none of which a runner is. Any other type (spc_t,
+// unconfined_t) is not confined like a container. Only the runtime's own
+// default may be written out.
+constexpr std::string_view kSeLinuxTypeDetail =
+    "runner Jobs run with the container runtime's SELinux type: only its default, container_t, "
+    "may be set; other types, such as spc_t, are not confined like a container";
+constexpr std::string_view kSeLinuxUserRoleDetail =
+    "runner Jobs never set a SELinux user or role; only level may be set";
+constexpr std::string_view kHostProcessDetail =
+    "runner Jobs never run as Windows HostProcess containers, which have the node's privileges";
+
+template <class Context> bool seccompUnconfined(const Context& c) {
+  return c.seccomp_profile && c.seccomp_profile->type == kUnconfined;
+}
+template <class Context> bool appArmorUnconfined(const Context& c) {
+  return c.app_armor_profile && c.app_armor_profile->type == kUnconfined;
+}
+template <class Context> bool seLinuxTypeSet(const Context& c) {
+  return c.se_linux_options && !c.se_linux_options->type.empty() &&
+         c.se_linux_options->type != kRuntimeSeLinuxType;
+}
+template <class Context> bool seLinuxUserSet(const Context& c) {
+  return c.se_linux_options && !c.se_linux_options->user.empty();
+}
+template <class Context> bool seLinuxRoleSet(const Context& c) {
+  return c.se_linux_options && !c.se_linux_options->role.empty();
+}
+template <class Context> bool hostProcess(const Context& c) {
+  return c.windows_options && c.windows_options->host_process.value_or(false);
+}
+
+// jobs.securityContext: the `source` container's.
+constexpr std::array<Refusal<api::SecurityContext>, 10> kContainerRefusals{{
+    {"privileged", [](const api::SecurityContext& c) { return c.privileged.value_or(false); },
+     "runner Jobs never run privileged"},
+    {"allowPrivilegeEscalation",
+     [](const api::SecurityContext& c) { return c.allow_privilege_escalation.value_or(false); },
+     "runner Jobs never allow privilege escalation"},
+    // Stricter than baseline, which admits a default set (CHOWN, SETUID,
+    // ...): a runner needs none of them.
+    {"capabilities.add",
+     [](const api::SecurityContext& c) { return c.capabilities && !c.capabilities->add.empty(); },
+     "runner Jobs cannot add capabilities; only drop is allowed"},
+    {"procMount",
+     [](const api::SecurityContext& c) {
+       return !c.proc_mount.empty() && c.proc_mount != "Default";
+     },
+     "runner Jobs use the Default /proc mount, which masks the kernel's sensitive /proc paths"},
+    {"seccompProfile.type", seccompUnconfined<api::SecurityContext>, kSeccompDetail},
+    {"appArmorProfile.type", appArmorUnconfined<api::SecurityContext>, kAppArmorDetail},
+    {"seLinuxOptions.type", seLinuxTypeSet<api::SecurityContext>, kSeLinuxTypeDetail},
+    {"seLinuxOptions.user", seLinuxUserSet<api::SecurityContext>, kSeLinuxUserRoleDetail},
+    {"seLinuxOptions.role", seLinuxRoleSet<api::SecurityContext>, kSeLinuxUserRoleDetail},
+    {"windowsOptions.hostProcess", hostProcess<api::SecurityContext>, kHostProcessDetail},
+}};
+
+// jobs.podSecurityContext: every container's, the init container's too.
+constexpr std::array<Refusal<api::PodSecurityContext>, 7> kPodRefusals{{
+    {"seccompProfile.type", seccompUnconfined<api::PodSecurityContext>, kSeccompDetail},
+    {"appArmorProfile.type", appArmorUnconfined<api::PodSecurityContext>, kAppArmorDetail},
+    {"seLinuxOptions.type", seLinuxTypeSet<api::PodSecurityContext>, kSeLinuxTypeDetail},
+    {"seLinuxOptions.user", seLinuxUserSet<api::PodSecurityContext>, kSeLinuxUserRoleDetail},
+    {"seLinuxOptions.role", seLinuxRoleSet<api::PodSecurityContext>, kSeLinuxUserRoleDetail},
+    {"windowsOptions.hostProcess", hostProcess<api::PodSecurityContext>, kHostProcessDetail},
+    // Stricter than baseline, which admits a version-dependent safe set: a
+    // runner tunes no kernel parameter.
+    {"sysctls", [](const api::PodSecurityContext& c) { return !c.sysctls.empty(); },
+     "runner pods set no sysctls"},
+}};
+
+template <class Context, std::size_t N>
+void refuse(const Context& context, const std::array<Refusal<Context>, N>& rules,
+            const api::FieldPath& path, FieldErrorList& errors) {
+  for (const Refusal<Context>& rule : rules) {
+    if (rule.refused(context)) {
+      errors.push_back(forbidden(path.child(rule.field), rule.detail));
+    }
+  }
+}
+
+// runAsNonRoot and runAsUser 0 for the `source` container, each from the
+// container's context or else the pod's, within this one policy: the
+// kubelet would refuse to start the container, so the Job could never run.
+// (A policy that inherits one context from spec.defaults.jobs is not seen
+// whole here; the Job then fails with CreateContainerConfigError.)
+void validateRunAsRoot(const api::JobPolicy& jobs, const api::FieldPath& scp,
+                       const api::FieldPath& pscp, FieldErrorList& errors) {
+  const api::SecurityContext* sc = jobs.security_context ? &*jobs.security_context : nullptr;
+  const api::PodSecurityContext* psc =
+      jobs.pod_security_context ? &*jobs.pod_security_context : nullptr;
+  std::optional<bool> non_root = sc != nullptr ? sc->run_as_non_root : std::nullopt;
+  if (!non_root && psc != nullptr) {
+    non_root = psc->run_as_non_root;
+  }
+  const bool own_user = sc != nullptr && sc->run_as_user.has_value();
+  const std::optional<std::int64_t> user =
+      own_user ? sc->run_as_user : (psc != nullptr ? psc->run_as_user : std::nullopt);
+  if (non_root.value_or(false) && user == 0) {
+    errors.push_back(invalid((own_user ? scp : pscp).child("runAsUser"), 0,
+                             "is root while runAsNonRoot is true, so the container would never "
+                             "start; use a non-zero UID such as 65532"));
+  }
 }
 
 } // namespace
@@ -155,21 +289,15 @@ void validateVariablesFrom(const std::vector<api::VariablesSource>& sources,
 
 void validateJobPolicy(const api::JobPolicy& jobs, const api::FieldPath& path,
                        FieldErrorList& errors) {
+  const api::FieldPath scp = path.child("securityContext");
+  const api::FieldPath pscp = path.child("podSecurityContext");
   if (jobs.security_context) {
-    const api::SecurityContext& sc = *jobs.security_context;
-    const api::FieldPath scp = path.child("securityContext");
-    if (sc.privileged.value_or(false)) {
-      errors.push_back(forbidden(scp.child("privileged"), "runner Jobs never run privileged"));
-    }
-    if (sc.allow_privilege_escalation.value_or(false)) {
-      errors.push_back(forbidden(scp.child("allowPrivilegeEscalation"),
-                                 "runner Jobs never allow privilege escalation"));
-    }
-    if (sc.capabilities && !sc.capabilities->add.empty()) {
-      errors.push_back(forbidden(scp.child("capabilities").child("add"),
-                                 "runner Jobs cannot add capabilities; only drop is allowed"));
-    }
+    refuse(*jobs.security_context, kContainerRefusals, scp, errors);
   }
+  if (jobs.pod_security_context) {
+    refuse(*jobs.pod_security_context, kPodRefusals, pscp, errors);
+  }
+  validateRunAsRoot(jobs, scp, pscp, errors);
   if (jobs.lock_timeout_seconds && jobs.active_deadline_seconds &&
       *jobs.active_deadline_seconds > 0 &&
       static_cast<std::int64_t>(*jobs.lock_timeout_seconds) >= *jobs.active_deadline_seconds) {

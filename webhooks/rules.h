@@ -29,9 +29,14 @@ void validateVariables(const nlohmann::json& variables, contract::Role role,
 void validateVariablesFrom(const std::vector<api::VariablesSource>& sources,
                            const api::FieldPath& path, FieldErrorList& errors);
 
-// A jobs policy: securityContext never privileged, never allowing privilege
-// escalation, never adding capabilities; lockTimeoutSeconds below
-// activeDeadlineSeconds when the policy sets both (no merge with defaults).
+// A jobs policy: securityContext and podSecurityContext refuse what Pod
+// Security baseline forbids (privileged, privilege escalation, added
+// capabilities, a /proc mount other than Default, Unconfined seccomp or
+// AppArmor, a SELinux type other than container_t or any SELinux user or
+// role, Windows HostProcess) and sysctls; runAsUser 0 is refused where the
+// same policy requires runAsNonRoot for the `source` container;
+// lockTimeoutSeconds below activeDeadlineSeconds when the policy sets both.
+// No merge with defaults or an inherited policy.
 void validateJobPolicy(const api::JobPolicy& jobs, const api::FieldPath& path,
                        FieldErrorList& errors);
 

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "contract/json_error.h"
 #include "contract/status_macros.h"
 #include "contract/strings.h"
 
@@ -148,14 +149,10 @@ public:
   // NOLINTNEXTLINE(readability-identifier-naming)
   bool parse_error(std::size_t position, const std::string& /*last_token*/,
                    const nlohmann::detail::exception& ex) {
-    std::string_view what = ex.what();
-    // "[json.exception.parse_error.101] parse error at line 1, column 2: <detail>"
-    if (const std::size_t colon = what.find(": "); colon != std::string_view::npos) {
-      what.remove_prefix(colon + 2);
-    } else if (const std::size_t bracket = what.find("] "); bracket != std::string_view::npos) {
-      what.remove_prefix(bracket + 2);
-    }
-    return fail(position > 0 ? position - 1 : 0, strCat("invalid JSON: ", what));
+    // The kind only (the position is the diagnostic's): nlohmann's message
+    // quotes what it read.
+    return fail(position > 0 ? position - 1 : 0,
+                strCat("invalid JSON: ", contract::jsonErrorKind(ex)));
   }
 
   absl::StatusOr<JsonValue> result() {
@@ -311,7 +308,7 @@ absl::StatusOr<JsonValue> parseJson(std::string_view source, std::string_view fi
   try {
     ok = nlohmann::json::sax_parse(first, last, &builder);
   } catch (const nlohmann::json::exception& e) {
-    return syntaxError(filename, Pos{}, strCat("invalid JSON: ", e.what()));
+    return syntaxError(filename, Pos{}, strCat("invalid JSON: ", contract::jsonErrorKind(e)));
   }
   if (!ok && !builder.failed()) {
     return syntaxError(filename, Pos{}, "invalid JSON");

@@ -8,6 +8,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_replace.h"
 #include "contract/digest.h"
 #include "contract/strings.h"
@@ -240,6 +241,21 @@ lookupCredentialsIn(std::string_view registry, std::string_view config, std::str
 std::string basicAuthorization(const Credentials& credentials) {
   return strCat("Basic ",
                 contract::base64Encode(strCat(credentials.username, ":", credentials.password)));
+}
+
+absl::Status checkTokenRealm(const Url& realm, std::string_view registry, bool insecure) {
+  if (realm.scheme == "https") {
+    return absl::OkStatus();
+  }
+  const absl::StatusOr<Url> own = parseUrl(strCat("http://", registry, "/"));
+  if (realm.scheme == "http" && insecure && own.ok() &&
+      absl::EqualsIgnoreCase(own->host, realm.host)) {
+    return absl::OkStatus();
+  }
+  return absl::PermissionDeniedError(
+      strCat("the registry ", registry, " names a token realm at ", realm.scheme, "://",
+             realm.authority(), ", which is refused: a token realm must be https",
+             insecure ? ", or plain HTTP on the registry's own host" : ""));
 }
 
 absl::StatusOr<std::string> parseTokenResponse(std::string_view body) {

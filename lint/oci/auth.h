@@ -7,7 +7,9 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "lint/oci/http.h"
 
 // Registry authentication (docs/lint.md#image-mode): WWW-Authenticate challenges, the
 // bearer-token exchange's request and answer, and basic credentials from the
@@ -65,6 +67,16 @@ lookupCredentialsIn(std::string_view registry, std::string_view config, std::str
 
 // "Basic <base64(user:password)>".
 std::string basicAuthorization(const Credentials& credentials);
+
+// Whether the realm of a registry's Bearer challenge may be asked for a
+// token (docs/decisions/lint-image-registry.md, "Token realm"): an https URL
+// on any host (Docker Hub's is auth.docker.io, for registry-1.docker.io);
+// an http URL only when the registry is configured for plain HTTP
+// (`insecure`) and only on the registry's own host, any port. `registry` is
+// the reference's host[:port]. Otherwise PermissionDenied naming the
+// registry and the realm's scheme and host[:port], never more of it. The
+// caller checks every redirect of the token request the same way.
+absl::Status checkTokenRealm(const Url& realm, std::string_view registry, bool insecure);
 
 // The token endpoint's answer: "token", or "access_token" when "token" is
 // absent.

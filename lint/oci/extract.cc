@@ -1,10 +1,11 @@
 #include "lint/oci/extract.h"
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <fstream>
+#include <iterator>
 #include <memory>
-#include <ranges>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -334,9 +335,10 @@ absl::StatusOr<std::string> ImageFs::realpath(std::string_view path, int max_hop
       if (node->link.starts_with('/')) {
         cur.assign(1, '/'); // not `cur = "/"`: GCC 12 -O3 warns (-Wrestrict) on that
       }
-      for (auto& it : std::views::reverse(target)) {
-        todo.push_back(it);
-      }
+      // Reverse iterators, not std::views::reverse: clang 14 (the fuzz
+      // preset) cannot compile that view over libstdc++ 12's ranges.
+      todo.insert(todo.end(), std::make_move_iterator(target.rbegin()),
+                  std::make_move_iterator(target.rend()));
       continue;
     }
     if (!todo.empty() && node->type != NodeType::kDir) {

@@ -318,9 +318,13 @@ struct HttpClient::Impl {
   }
 
   absl::StatusOr<HttpResponse> follow(std::string_view text, Headers headers, uint64_t max_body,
-                                      const std::function<absl::Status(std::string_view)>* sink) {
+                                      const std::function<absl::Status(std::string_view)>* sink,
+                                      const UrlCheck& check) {
     CAPTF_ASSIGN_OR_RETURN(Url url, parseUrl(text));
     for (int hop = 0;; ++hop) {
+      if (check) {
+        CAPTF_RETURN_IF_ERROR(check(url));
+      }
       CAPTF_ASSIGN_OR_RETURN(HttpResponse response, once(url, headers, max_body, sink));
       const std::string location = response.header("Location");
       if (!isRedirect(response.status) || location.empty()) {
@@ -344,14 +348,14 @@ HttpClient::HttpClient(HttpOptions options) : impl_(std::make_unique<Impl>(optio
 HttpClient::~HttpClient() = default;
 
 absl::StatusOr<HttpResponse> HttpClient::get(std::string_view url, const Headers& headers,
-                                             uint64_t max_body) {
-  return impl_->follow(url, headers, max_body, nullptr);
+                                             uint64_t max_body, const UrlCheck& check) {
+  return impl_->follow(url, headers, max_body, nullptr, check);
 }
 
 absl::StatusOr<HttpResponse>
 HttpClient::download(std::string_view url, const Headers& headers, uint64_t max_body,
                      const std::function<absl::Status(std::string_view)>& sink) {
-  return impl_->follow(url, headers, max_body, &sink);
+  return impl_->follow(url, headers, max_body, &sink, {});
 }
 
 } // namespace captf::lint::oci

@@ -61,6 +61,10 @@ struct HttpOptions {
   int max_redirects = 5;
 };
 
+// Asked before each request of a get() or download(): the URL given and
+// every redirect. An error stops it and is the call's result.
+using UrlCheck = std::function<absl::Status(const Url&)>;
+
 class HttpClient {
 public:
   explicit HttpClient(HttpOptions options = {});
@@ -69,15 +73,18 @@ public:
   HttpClient& operator=(const HttpClient&) = delete;
 
   // GET `url`; a 2xx body is returned whole and may be at most `max_body`
-  // bytes (other answers keep their first 64 KiB, for error messages). Redirects are followed (an
-  // Authorization header is dropped when the host changes). Any HTTP status is a successful result;
-  // transport failures, timeouts and oversize bodies are Unavailable / DeadlineExceeded /
-  // ResourceExhausted errors naming the URL.
-  absl::StatusOr<HttpResponse> get(std::string_view url, const Headers& headers, uint64_t max_body);
+  // bytes (other answers keep their first 64 KiB, which callers may read but
+  // never quote: docs/decisions/lint-image-registry.md, "Error answers").
+  // Redirects are followed (an Authorization header is dropped when the host changes), each
+  // passing `check` first when one is given. Any HTTP status is a successful result; transport
+  // failures, timeouts and oversize bodies are Unavailable / DeadlineExceeded / ResourceExhausted
+  // errors naming the URL.
+  absl::StatusOr<HttpResponse> get(std::string_view url, const Headers& headers, uint64_t max_body,
+                                   const UrlCheck& check = {});
 
   // Like get(), but a 2xx body is passed to `sink` in pieces instead of
   // being kept (at most `max_body` bytes; a sink error stops the transfer).
-  // Other answers keep up to 64 KiB of body for error messages.
+  // Other answers keep up to 64 KiB of body, as get() says.
   absl::StatusOr<HttpResponse> download(std::string_view url, const Headers& headers,
                                         uint64_t max_body,
                                         const std::function<absl::Status(std::string_view)>& sink);

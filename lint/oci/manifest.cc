@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <openssl/evp.h>
 
+#include "contract/json_error.h"
 #include "contract/status_macros.h"
 #include "contract/strings.h"
 
@@ -37,7 +38,8 @@ absl::StatusOr<json> parseJson(std::string_view bytes, std::string_view what) {
     return absl::InvalidArgumentError(
         strCat(what, " is not valid JSON (at byte ", static_cast<uint64_t>(e.byte), ")"));
   } catch (const json::exception& e) {
-    return absl::InvalidArgumentError(strCat(what, " is not valid JSON: ", e.what()));
+    return absl::InvalidArgumentError(
+        strCat(what, " is not valid JSON: ", contract::jsonErrorKind(e)));
   }
   if (!doc.is_object()) {
     return absl::InvalidArgumentError(strCat(what, " is not a JSON object"));

@@ -1,3 +1,5 @@
+#include <algorithm>
+#include <array>
 #include <cstddef>
 #include <fstream>
 #include <utility>
@@ -57,25 +59,38 @@ absl::Status verifyBlob(std::string_view bytes, const Descriptor& d) {
 
 namespace {
 
-// "404 MANIFEST_UNKNOWN: manifest unknown" from a registry error answer.
+// The error codes of the distribution spec (OCI distribution-spec 1.1,
+// "Error Codes").
+constexpr std::array<std::string_view, 14> kSpecErrorCodes = {
+    "BLOB_UNKNOWN",          "BLOB_UPLOAD_INVALID", "BLOB_UPLOAD_UNKNOWN", "DIGEST_INVALID",
+    "MANIFEST_BLOB_UNKNOWN", "MANIFEST_INVALID",    "MANIFEST_UNKNOWN",    "NAME_INVALID",
+    "NAME_UNKNOWN",          "SIZE_INVALID",        "UNAUTHORIZED",        "DENIED",
+    "UNSUPPORTED",           "TOOMANYREQUESTS"};
+
+// A non-2xx answer as an error message quotes it: "404 MANIFEST_UNKNOWN",
+// the status plus the first error code of a distribution-spec error
+// document when it is one of the spec's codes. Nothing else of a body is
+// ever quoted: the registry and its token realm are whatever the image
+// reference names, and the manager copies these messages into a status
+// others read (docs/decisions/lint-image-registry.md, "Error answers").
 std::string describe(const HttpResponse& r) {
   std::string out = strCat(r.status);
   const nlohmann::json doc = nlohmann::json::parse(r.body, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_object() && doc.contains("errors") && doc["errors"].is_array()) {
-    for (const auto& e : doc["errors"]) {
-      if (!e.is_object()) {
-        continue;
-      }
-      const std::string code = e.value("code", std::string());
-      const std::string message = e.value("message", std::string());
-      strAppend(out, " ", code, code.empty() || message.empty() ? "" : ": ", message);
-      break;
+  if (doc.is_object() && doc.contains("errors") && doc["errors"].is_array() &&
+      !doc["errors"].empty() && doc["errors"][0].is_object()) {
+    const auto code = doc["errors"][0].find("code");
+    if (code != doc["errors"][0].end() && code->is_string() &&
+        std::ranges::find(kSpecErrorCodes, code->get<std::string>()) != kSpecErrorCodes.end()) {
+      strAppend(out, " ", code->get<std::string>());
     }
-  } else if (!r.body.empty() && r.body.size() < 200 &&
-             r.body.find_first_of("\r\n") == std::string::npos) {
-    strAppend(out, " ", r.body);
   }
   return out;
+}
+
+// "https://auth.example.com:8443": where a URL points, without its path and
+// query.
+std::string originOf(const Url& url) {
+  return strCat(url.scheme, "://", url.authority());
 }
 
 class RegistrySource final : public ImageSource {
@@ -273,12 +288,30 @@ private:
                " answered 401 without a Bearer or Basic WWW-Authenticate challenge"));
   }
 
+  // The realm (and every redirect of the token request) must pass
+  // checkTokenRealm before anything is sent to it.
+  absl::Status allowRealm(const Url& url) const {
+    if (absl::Status allowed = checkTokenRealm(url, ref_.registry, options_.insecure);
+        !allowed.ok()) {
+      return absl::PermissionDeniedError(strCat(given_, ": ", allowed.message()));
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status fetchToken(const Challenge& challenge, std::string_view scope) {
     const auto realm = challenge.params.find("realm");
     if (realm == challenge.params.end() || realm->second.empty()) {
       return absl::PermissionDeniedError(
           strCat(given_, ": the registry's Bearer challenge has no realm"));
     }
+    const absl::StatusOr<Url> realm_url = parseUrl(realm->second);
+    if (!realm_url.ok()) {
+      return absl::PermissionDeniedError(strCat(given_, ": the registry ", ref_.registry,
+                                                " names a token realm that is not an https URL"));
+    }
+    CAPTF_RETURN_IF_ERROR(allowRealm(*realm_url));
+    const std::string endpoint =
+        strCat("the token endpoint ", originOf(*realm_url), " of the registry ", ref_.registry);
     std::string url = realm->second;
     std::string query;
     if (const auto service = challenge.params.find("service"); service != challenge.params.end()) {
@@ -296,19 +329,22 @@ private:
     if (credentials_) {
       headers.emplace_back("Authorization", basicAuthorization(*credentials_));
     }
-    absl::StatusOr<HttpResponse> r = http_.get(url, headers, 1u << 20);
+    absl::StatusOr<HttpResponse> r =
+        http_.get(url, headers, 1u << 20, [this](const Url& next) { return allowRealm(next); });
     if (!r.ok()) {
-      return {r.status().code(), strCat(given_, ": the token endpoint: ", r.status().message())};
+      if (r.status().code() == absl::StatusCode::kPermissionDenied) {
+        return r.status(); // a redirect allowRealm refused
+      }
+      return {r.status().code(), strCat(given_, ": ", endpoint, ": ", r.status().message())};
     }
     if (r->status != 200) {
-      return absl::PermissionDeniedError(strCat(given_, ": the token endpoint ", realm->second,
-                                                " answered ", describe(*r),
+      return absl::PermissionDeniedError(strCat(given_, ": ", endpoint, " answered ", describe(*r),
                                                 credentials_ ? "" : " (no credentials were sent)"));
     }
     absl::StatusOr<std::string> token = parseTokenResponse(r->body);
     if (!token.ok()) {
       return absl::PermissionDeniedError(
-          strCat(given_, ": the token endpoint ", realm->second, ": ", token.status().message()));
+          strCat(given_, ": ", endpoint, ": ", token.status().message()));
     }
     authorization_ = strCat("Bearer ", *token);
     return absl::OkStatus();

@@ -128,7 +128,9 @@ template <> struct Describe<JobPolicy> {
             .items(1, 10),
         field("resources", &JobPolicy::resources)
             .doc("Resources of the module container. Default: requests cpu 250m and memory "
-                 "512Mi, limit memory 2Gi, no CPU limit. Replaced as a whole when set."),
+                 "512Mi, limit memory 2Gi, no CPU limit. Replaced as a whole when set. An "
+                 "ephemeral-storage request of the scratch volumes' size limits is added unless "
+                 "these resources name ephemeral-storage."),
         field("env", &JobPolicy::env)
             .doc("Extra environment of the module container. Names starting with TF_ or KUBE_ "
                  "are dropped with an event.")
@@ -136,11 +138,15 @@ template <> struct Describe<JobPolicy> {
         field("securityContext", &JobPolicy::security_context)
             .doc("Security context of the module container, applied on top of the defaults "
                  "(seccomp RuntimeDefault, drop ALL capabilities, no privilege escalation, "
-                 "read-only root filesystem). privileged: true, allowPrivilegeEscalation: true "
-                 "and capabilities.add are rejected."),
+                 "read-only root filesystem). What Pod Security baseline forbids is rejected: "
+                 "privileged: true, allowPrivilegeEscalation: true, capabilities.add, a procMount "
+                 "other than Default, Unconfined seccomp or AppArmor profiles, a SELinux type "
+                 "other than container_t, a SELinux user or role, and hostProcess."),
         field("podSecurityContext", &JobPolicy::pod_security_context)
             .doc("Security context of the runner pod. Default: seccomp RuntimeDefault, fsGroup "
-                 "65532."),
+                 "65532. Unconfined seccomp or AppArmor profiles, a SELinux type other than "
+                 "container_t, a SELinux user or role, hostProcess and sysctls are rejected. Pod "
+                 "Security restricted needs runAsNonRoot: true and a non-zero runAsUser here."),
     };
   }
 };

@@ -200,34 +200,31 @@ void RefWatcher::listOne(const GitRemote& key, const contract::GitUrl& url) {
 void RefWatcher::worker(std::stop_token stop) {
   std::unique_lock lock(mu_);
   while (!stop.stop_requested()) {
-    const auto now = Clock::now();
-    std::optional<GitRemote> chosen;
-    contract::GitUrl url;
-    Clock::time_point earliest = Clock::time_point::max();
-    for (auto& [key, remote] : remotes_) {
-      if (remote.in_flight) {
-        continue;
+    // The most overdue remote first: when listings take longer than the
+    // workers have (remotes that answer slowly or not at all, each costing
+    // up to the timeout), every remote's interval stretches alike instead of
+    // the remotes that sort first taking every turn.
+    auto next = remotes_.end();
+    for (auto it = remotes_.begin(); it != remotes_.end(); ++it) {
+      if (!it->second.in_flight && (next == remotes_.end() || it->second.due < next->second.due)) {
+        next = it;
       }
-      if (remote.due <= now) {
-        chosen = key;
-        url = remote.url;
-        remote.in_flight = true;
-        break;
-      }
-      earliest = std::min(earliest, remote.due);
     }
-    if (!chosen) {
+    if (next == remotes_.end() || next->second.due > Clock::now()) {
       const std::uint64_t seen = generation_;
       const auto changed = [this, seen] { return generation_ != seen; };
-      if (earliest == Clock::time_point::max()) {
+      if (next == remotes_.end()) {
         wake_.wait(lock, stop, changed);
       } else {
-        wake_.wait_until(lock, stop, earliest, changed);
+        wake_.wait_until(lock, stop, next->second.due, changed);
       }
       continue;
     }
+    next->second.in_flight = true;
+    const GitRemote key = next->first;
+    const contract::GitUrl url = next->second.url;
     lock.unlock();
-    listOne(*chosen, url);
+    listOne(key, url);
     lock.lock();
   }
 }

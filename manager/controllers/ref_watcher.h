@@ -5,7 +5,8 @@
 // follow a ref from their reconcile (follow()), which answers at once from
 // what the watcher last saw; the watcher lists each remote (URL plus
 // credentials Secret) once per interval however many objects share it, on
-// its own schedule with jitter and a small worker pool, and wakes the
+// its own schedule with jitter and a small worker pool (the most overdue
+// remote first; each listing bounded by the timeout), and wakes the
 // followers whose resolution changed. Credentials are read from the Secret
 // for each call only, never kept.
 

@@ -52,6 +52,10 @@ kube::ServerOptions serverOptions() {
   options.request_timeout = std::chrono::seconds(30);
   options.handler_threads = 2;
   options.io_threads = 1;
+  // Prometheus and a person or two: a TLS connection waiting for its
+  // request holds about 80 KiB, so the webhook's 1,024 would be 80 MiB here
+  // (docs/decisions/webhooks-server.md#bounds).
+  options.max_connections = 64;
   return options;
 }
 

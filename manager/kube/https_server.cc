@@ -6,6 +6,8 @@
 #include <condition_variable>
 #include <cstddef>
 #include <filesystem>
+#include <list>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <stop_token>
@@ -25,8 +27,10 @@
 #include <boost/beast/ssl.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <openssl/ssl.h>
 
 #include "manager/kube/certificates.h"
+#include "manager/kube/request_parser.h"
 
 namespace captf::kube {
 namespace {
@@ -40,8 +44,11 @@ using SteadyClock = std::chrono::steady_clock;
 using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 using PlainStream = beast::tcp_stream;
 
-constexpr std::size_t kMaxHeaderBytes = std::size_t{64} * 1024U;
 constexpr std::chrono::seconds kShutdownTimeout{2};
+// What one read takes while waiting for the first byte of the next request.
+constexpr std::size_t kFirstReadBytes = 4096;
+// At most one warning this often while the connection cap is being hit.
+constexpr std::chrono::seconds kCapLogInterval{10};
 
 std::string joinPath(const std::string& dir, const std::string& name) {
   if (dir.empty() || dir.back() == '/') {
@@ -62,16 +69,147 @@ std::string failureStatusJson(int code, std::string_view reason, std::string_vie
   return doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+namespace https_server_detail {
+
+// A connection as the cap on open connections sees it
+// (docs/decisions/webhooks-server.md#bounds). Its slot belongs to the
+// ConnectionTable and is read and written only under the table's lock.
+class Connection {
+public:
+  enum class Phase {
+    kUnserved, // handshake and first request's headers
+    kBusy,     // headers received, until the answer is written
+    kIdle,     // waiting for (or reading the headers of) a later request
+    kClosing,  // closing (TLS shutdown, or draining after a 413)
+  };
+  struct Slot {
+    Phase phase = Phase::kUnserved;
+    bool counted = false;
+    std::list<Connection*>::iterator pos;
+  };
+
+  Connection() = default;
+  virtual ~Connection() = default;
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // The connection, or null when it is being destroyed. Called under the
+  // table's lock: it must not drop the last reference there.
+  virtual std::shared_ptr<Connection> share() = 0;
+  // Closes the socket, on the connection's strand (posts; never runs
+  // inline). Called without the table's lock.
+  virtual void evict() = 0;
+
+  Slot slot;
+};
+
+// The open connections, by phase, each list oldest first. Thread-safe.
+class ConnectionTable {
+public:
+  using Phase = Connection::Phase;
+  enum class Admission { kAdmitted, kAdmittedClosingAnother, kRefused };
+  struct Admitted {
+    Admission admission = Admission::kAdmitted;
+    // To evict() once the lock is released (null when it was being
+    // destroyed: that closes it).
+    std::shared_ptr<Connection> victim;
+  };
+
+  explicit ConnectionTable(std::size_t max) : max_(std::max<std::size_t>(1, max)) {}
+
+  // Counts `c` as open and unserved. At the cap, first closes the oldest
+  // connection that is unserved or closing, else the oldest idle one; when
+  // every open connection is in a request, `c` is not counted (kRefused)
+  // and the caller closes it. The caller evicts the victim, and drops it,
+  // after the call: a session destroyed under the lock would deadlock in
+  // release().
+  [[nodiscard]] Admitted admit(Connection& c) {
+    std::scoped_lock lock(mu_);
+    Admitted admitted;
+    if (open_ >= max_) {
+      std::list<Connection*>& victims = !first_.empty() ? first_ : next_;
+      if (victims.empty()) {
+        admitted.admission = Admission::kRefused;
+        return admitted;
+      }
+      Connection& victim = *victims.front();
+      victims.erase(victim.slot.pos);
+      victim.slot.counted = false;
+      --open_;
+      admitted.admission = Admission::kAdmittedClosingAnother;
+      admitted.victim = victim.share();
+    }
+    first_.push_back(&c);
+    c.slot = {Phase::kUnserved, true, std::prev(first_.end())};
+    ++open_;
+    return admitted;
+  }
+
+  // Moves `c` to `phase`; false when it was evicted (its socket is being
+  // closed: the caller stops).
+  bool enter(Connection& c, Phase phase) {
+    std::scoped_lock lock(mu_);
+    if (!c.slot.counted) {
+      return false;
+    }
+    std::list<Connection*>& from = listOf(c.slot.phase);
+    std::list<Connection*>& to = listOf(phase);
+    to.splice(to.end(), from, c.slot.pos);
+    c.slot.phase = phase;
+    return true;
+  }
+
+  // `c` is being destroyed.
+  void release(Connection& c) {
+    std::scoped_lock lock(mu_);
+    if (c.slot.counted) {
+      listOf(c.slot.phase).erase(c.slot.pos);
+      c.slot.counted = false;
+      --open_;
+    }
+  }
+
+  [[nodiscard]] std::size_t open() const {
+    std::scoped_lock lock(mu_);
+    return open_;
+  }
+  [[nodiscard]] std::size_t max() const { return max_; }
+
+private:
+  std::list<Connection*>& listOf(Phase phase) {
+    switch (phase) {
+    case Phase::kUnserved:
+    case Phase::kClosing:
+      return first_;
+    case Phase::kIdle:
+      return next_;
+    case Phase::kBusy:
+      break;
+    }
+    return busy_;
+  }
+
+  const std::size_t max_;
+  mutable std::mutex mu_;
+  std::size_t open_ = 0;
+  std::list<Connection*> first_; // closed first at the cap
+  std::list<Connection*> next_;  // then these
+  std::list<Connection*> busy_;  // never
+};
+
+} // namespace https_server_detail
+
 struct HttpsServer::Impl {
   Impl(ServerOptions opts, HttpHandler h, std::shared_ptr<spdlog::logger> log, MayBlock blocks)
       : options(std::move(opts)), handler(std::move(h)), may_block(std::move(blocks)),
         logger(std::move(log)),
         certs(joinPath(options.cert_dir, options.cert_name),
               joinPath(options.cert_dir, options.key_name), options.tls, logger),
-        ioc(std::max(1, options.io_threads)) {}
+        connections(options.max_connections), ioc(std::max(1, options.io_threads)) {}
 
   [[nodiscard]] bool tls() const { return options.transport == Transport::kTls; }
   void accept();
+  void onCapReached(https_server_detail::ConnectionTable::Admission admission);
   void reloadLoop(std::stop_token stop);
   absl::Status loadCertificate();
 
@@ -80,6 +218,13 @@ struct HttpsServer::Impl {
   const MayBlock may_block;
   std::shared_ptr<spdlog::logger> logger;
   CertificateReloader certs;
+  // Before ioc: the sessions its handlers hold leave the table when the
+  // io_context is destroyed.
+  https_server_detail::ConnectionTable connections;
+  // The accept handler's (accepts are serial): cap warnings, throttled.
+  SteadyClock::time_point cap_logged_at{};
+  std::size_t cap_closed = 0;
+  std::size_t cap_refused = 0;
 
   net::io_context ioc;
   std::optional<tcp::acceptor> acceptor;
@@ -97,26 +242,51 @@ struct HttpsServer::Impl {
 namespace {
 
 // One connection, over TLS (TlsStream) or plain TCP (PlainStream).
-template <class Stream> class Session : public std::enable_shared_from_this<Session<Stream>> {
+using https_server_detail::Connection;
+using Phase = Connection::Phase;
+
+template <class Stream>
+class Session : public Connection, public std::enable_shared_from_this<Session<Stream>> {
   static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
 
 public:
   Session(tcp::socket&& socket, std::shared_ptr<ssl::context> ctx, HttpsServer::Impl& server)
     requires kTls
-      : ctx_(std::move(ctx)), stream_(std::move(socket), *ctx_), server_(server) {}
+      : ctx_(std::move(ctx)), stream_(std::move(socket), *ctx_), server_(server),
+        header_deadline_(SteadyClock::now() + server.options.header_timeout) {
+    // OpenSSL frees a connection's record buffers while it has nothing in
+    // flight: most of a waiting connection's memory (docs/decisions/webhooks-server.md#bounds).
+    SSL_set_mode(stream_.native_handle(), SSL_MODE_RELEASE_BUFFERS);
+  }
   Session(tcp::socket&& socket, HttpsServer::Impl& server)
     requires(!kTls)
-      : stream_(std::move(socket)), server_(server) {}
+      : stream_(std::move(socket)), server_(server),
+        header_deadline_(SteadyClock::now() + server.options.header_timeout) {}
+  ~Session() override { server_.connections.release(*this); }
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
 
+  // Precondition: admitted to server.connections.
   void run() {
     net::dispatch(stream_.get_executor(), [self = this->shared_from_this()] {
       if constexpr (kTls) {
-        beast::get_lowest_layer(self->stream_).expires_after(self->server_.options.request_timeout);
+        // The handshake and the first request's headers share one deadline
+        // from accept (docs/decisions/webhooks-server.md#bounds).
+        beast::get_lowest_layer(self->stream_).expires_at(self->header_deadline_);
         self->stream_.async_handshake(ssl::stream_base::server,
                                       [self](beast::error_code ec) { self->onHandshake(ec); });
       } else {
         self->readHeader();
       }
+    });
+  }
+
+  std::shared_ptr<Connection> share() override { return this->weak_from_this().lock(); }
+
+  void evict() override {
+    net::post(stream_.get_executor(), [self = this->shared_from_this()] {
+      // Cancels the pending operation; the session ends with it.
+      beast::get_lowest_layer(self->stream_).close();
     });
   }
 
@@ -129,15 +299,42 @@ private:
     readHeader();
   }
 
+  // Reads the headers of the next request until header_deadline_.
   void readHeader() {
     // A Beast parser reads one message; each request gets a new one.
-    parser_ = std::make_unique<http::request_parser<http::string_body>>();
-    parser_->header_limit(kMaxHeaderBytes);
-    parser_->body_limit(server_.options.max_body_bytes);
-    beast::get_lowest_layer(stream_).expires_after(server_.options.idle_timeout);
+    parser_ = newRequestParser(server_.options.max_body_bytes);
+    beast::get_lowest_layer(stream_).expires_at(header_deadline_);
     http::async_read_header(stream_, buffer_, *parser_,
                             [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
                               self->onHeader(ec);
+                            });
+  }
+
+  // After an answer on a keep-alive connection: the idle timeout until the
+  // next request's first byte, then the header timeout from that byte.
+  void awaitRequest() {
+    if (!server_.connections.enter(*this, Phase::kIdle)) {
+      return;
+    }
+    if (buffer_.size() > 0) { // pipelined: its first bytes are here
+      header_deadline_ = SteadyClock::now() + server_.options.header_timeout;
+      readHeader();
+      return;
+    }
+    beast::get_lowest_layer(stream_).expires_after(server_.options.idle_timeout);
+    stream_.async_read_some(buffer_.prepare(kFirstReadBytes),
+                            [self = this->shared_from_this()](beast::error_code ec, std::size_t n) {
+                              self->buffer_.commit(n);
+                              if (ec == net::error::eof) {
+                                self->close();
+                                return;
+                              }
+                              if (ec) {
+                                return; // idle timeout, or a broken connection
+                              }
+                              self->header_deadline_ =
+                                  SteadyClock::now() + self->server_.options.header_timeout;
+                              self->readHeader();
                             });
   }
 
@@ -146,15 +343,24 @@ private:
       close();
       return;
     }
-    deadline_ = SteadyClock::now() + server_.options.request_timeout;
+    if (ec == beast::error::timeout) {
+      server_.logger->debug("{} closing a connection whose request headers did not arrive in "
+                            "time header_timeout_ms={}",
+                            server_.options.name, server_.options.header_timeout.count());
+      return;
+    }
     // The parser checks a Content-Length against the body limit as soon as
     // the header is complete.
+    if (ec && ec != http::error::body_limit) {
+      return; // a broken connection
+    }
+    if (!server_.connections.enter(*this, Phase::kBusy)) {
+      return; // closed for a new connection at the cap
+    }
+    deadline_ = SteadyClock::now() + server_.options.request_timeout;
     if (ec == http::error::body_limit) {
       tooLarge();
       return;
-    }
-    if (ec) {
-      return; // timeout of an idle connection, or a broken one
     }
     beast::get_lowest_layer(stream_).expires_at(deadline_);
     const auto length = parser_->content_length();
@@ -234,11 +440,14 @@ private:
                           return;
                         }
                         if (unread_body) {
-                          self->drain();
+                          if (self->server_.connections.enter(*self, Phase::kClosing)) {
+                            beast::get_lowest_layer(self->stream_).expires_after(kShutdownTimeout);
+                            self->drain();
+                          }
                         } else if (close_after) {
                           self->close();
                         } else {
-                          self->readHeader();
+                          self->awaitRequest();
                         }
                       });
   }
@@ -246,10 +455,13 @@ private:
   // After a 413 the client may still be sending the body. Closing now
   // would make the kernel reset the connection and the client could lose
   // the answer, so read and discard until the client closes (or a short
-  // timeout), as HTTP servers' lingering close does.
+  // timeout, one for the whole drain), as HTTP servers' lingering close
+  // does.
   void drain() {
-    beast::get_lowest_layer(stream_).expires_after(kShutdownTimeout);
-    stream_.async_read_some(net::buffer(drain_buffer_),
+    if (!drain_buffer_) {
+      drain_buffer_ = std::make_unique<std::array<char, 16384>>();
+    }
+    stream_.async_read_some(net::buffer(*drain_buffer_),
                             [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
                               if (!ec) {
                                 self->drain();
@@ -258,6 +470,9 @@ private:
   }
 
   void close() {
+    if (!server_.connections.enter(*this, Phase::kClosing)) {
+      return;
+    }
     if constexpr (kTls) {
       beast::get_lowest_layer(stream_).expires_after(kShutdownTimeout);
       stream_.async_shutdown([self = this->shared_from_this()](beast::error_code) {});
@@ -272,10 +487,14 @@ private:
   Stream stream_;
   HttpsServer::Impl& server_;
   beast::flat_buffer buffer_;
-  std::unique_ptr<http::request_parser<http::string_body>> parser_;
+  std::unique_ptr<RequestParser> parser_;
   http::response<http::string_body> res_;
+  // The end of the current request's headers at the latest.
+  SteadyClock::time_point header_deadline_;
+  // The end of the current request's answer at the latest.
   SteadyClock::time_point deadline_;
-  std::array<char, 16384> drain_buffer_{};
+  // Allocated by the first drain(): few connections ever need it.
+  std::unique_ptr<std::array<char, 16384>> drain_buffer_;
 };
 
 } // namespace
@@ -292,14 +511,46 @@ void HttpsServer::Impl::accept() {
       }
       return;
     }
+    // Admitted before it is run, so that the cap holds from the first byte.
+    const auto admit_and_run = [this](const auto& session) {
+      using Admission = https_server_detail::ConnectionTable::Admission;
+      const auto admitted = connections.admit(*session);
+      if (admitted.victim) {
+        admitted.victim->evict();
+      }
+      if (admitted.admission != Admission::kAdmitted) {
+        onCapReached(admitted.admission);
+      }
+      if (admitted.admission != Admission::kRefused) {
+        session->run();
+      } // else the session's end closes the socket
+    };
     if (tls()) {
       auto ctx = std::static_pointer_cast<ssl::context>(certs.current());
-      std::make_shared<Session<TlsStream>>(std::move(socket), std::move(ctx), *this)->run();
+      admit_and_run(std::make_shared<Session<TlsStream>>(std::move(socket), std::move(ctx), *this));
     } else {
-      std::make_shared<Session<PlainStream>>(std::move(socket), *this)->run();
+      admit_and_run(std::make_shared<Session<PlainStream>>(std::move(socket), *this));
     }
     accept();
   });
+}
+
+void HttpsServer::Impl::onCapReached(https_server_detail::ConnectionTable::Admission admission) {
+  if (admission == https_server_detail::ConnectionTable::Admission::kRefused) {
+    ++cap_refused;
+  } else {
+    ++cap_closed;
+  }
+  const auto now = SteadyClock::now();
+  if (now - cap_logged_at < kCapLogInterval) {
+    return;
+  }
+  logger->warn("{} server at its connection cap; closing the oldest connections without a "
+               "request in progress max_connections={} closed={} refused={}",
+               options.name, connections.max(), cap_closed, cap_refused);
+  cap_logged_at = now;
+  cap_closed = 0;
+  cap_refused = 0;
 }
 
 void HttpsServer::Impl::reloadLoop(std::stop_token stop) {
@@ -450,6 +701,10 @@ void HttpsServer::stop() {
 
 uint16_t HttpsServer::port() const {
   return impl_->port.load();
+}
+
+std::size_t HttpsServer::openConnections() const {
+  return impl_->connections.open();
 }
 
 absl::Status HttpsServer::ready() const {

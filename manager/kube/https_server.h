@@ -6,7 +6,8 @@
 // while open ones finish with the old one, so a rotation drops nothing), or
 // a self-signed pair generated at start; or plain HTTP for the probes.
 // Keep-alive, a body limit (413 beyond), a per-request deadline, an idle
-// timeout, and a pool for handlers that block (docs/decisions/webhooks-server.md).
+// timeout, a handshake-and-header timeout, a cap on open connections, and a
+// pool for handlers that block (docs/decisions/webhooks-server.md).
 //
 // It serves any route table given as an HttpHandler. Its users: the
 // validating webhooks (webhooks::WebhookServer), the secure diagnostics
@@ -60,6 +61,16 @@ struct ServerOptions {
   std::chrono::milliseconds request_timeout{8000};
   // An idle keep-alive connection is closed after this long.
   std::chrono::milliseconds idle_timeout{90000};
+  // From accept to the end of the first request's headers (the TLS
+  // handshake included), and from the first byte of each later request on a
+  // keep-alive connection to the end of its headers; a client that has not
+  // sent its headers by then is disconnected (Go's ReadHeaderTimeout).
+  std::chrono::milliseconds header_timeout{10000};
+  // Open connections at most (at least 1). At the cap a new connection
+  // closes the oldest one that has not sent a complete request, else the
+  // oldest waiting between requests, else it is closed itself: a connection
+  // in a request is never closed for another (docs/decisions/webhooks-server.md#bounds).
+  std::size_t max_connections = 1024;
   // How often the certificate files are checked for a change.
   std::chrono::milliseconds reload_interval{1000};
   int io_threads = 2;
@@ -115,6 +126,8 @@ public:
   void stop();
   // The bound port, after start().
   [[nodiscard]] uint16_t port() const;
+  // Connections counted against options.max_connections now.
+  [[nodiscard]] std::size_t openConnections() const;
   // The readiness check (kube::HealthCheck shape): OK while serving with a
   // loaded certificate (plain HTTP: while serving).
   [[nodiscard]] absl::Status ready() const;

@@ -186,7 +186,11 @@ void MetricsRegistry::gaugeFunc(const std::string& name, const std::string& help
 std::string MetricsRegistry::render() const {
   std::scoped_lock lock(mu_);
   std::string out;
-  for (const auto& [name, entry] : entries_) {
+  for (const auto& item : entries_) {
+    // References, not a structured binding: the lambdas below capture them,
+    // which clang 14 (the fuzz preset) does not allow for a binding.
+    const auto& name = item.first;
+    const auto& entry = item.second;
     std::string help = entry.counter     ? entry.counter->help()
                        : entry.gauge     ? entry.gauge->help()
                        : entry.histogram ? entry.histogram->help()

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
+#include "contract/json_error.h"
 #include "manager/kube/strings.h"
 
 namespace captf::kube {
@@ -179,9 +180,10 @@ absl::StatusOr<WallTime> parseTime(std::string_view text) {
 absl::StatusOr<Json> parseJson(std::string_view text) {
   try {
     return Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("invalid JSON at byte ", e.byte, ": ", e.what()));
+  } catch (const Json::exception& e) {
+    // The offset and the kind only: a response can hold Secret data, and
+    // nlohmann's message quotes what it read.
+    return absl::InvalidArgumentError(contract::jsonErrorText(e));
   }
 }
 

@@ -125,6 +125,33 @@ json configVolume(const JobBuildRequest& r) {
   return {{"name", "config"}, {"projected", {{"sources", sources}}}};
 }
 
+constexpr std::string_view kEphemeralStorage = "ephemeral-storage";
+
+// A quantity in its canonical form, as the API server writes it back
+// ("2Gi", not "2048Mi").
+std::string mebibytes(std::int64_t mib) {
+  constexpr std::int64_t kMiBPerGiB = 1024;
+  return mib % kMiBPerGiB == 0 ? strCat(mib / kMiBPerGiB, "Gi") : strCat(mib, "Mi");
+}
+
+json scratchVolume(std::string_view name, std::int64_t mib) {
+  return {{"name", std::string(name)}, {"emptyDir", {{"sizeLimit", mebibytes(mib)}}}};
+}
+
+// The policy's resources, with an ephemeral-storage request of every scratch
+// volume's sizeLimit unless they name ephemeral-storage already.
+api::ResourceRequirements sourceResources(const JobBuildRequest& r) {
+  api::ResourceRequirements resources = r.policy.resources;
+  const std::string key(kEphemeralStorage);
+  if (resources.requests.contains(key) || resources.limits.contains(key)) {
+    return resources;
+  }
+  const std::int64_t mib =
+      kBinVolumeMiB + kWorkVolumeMiB + kTmpVolumeMiB + (r.git ? kSourceVolumeMiB : 0);
+  resources.requests[key] = api::Quantity{mebibytes(mib)};
+  return resources;
+}
+
 absl::Status validate(const JobBuildRequest& r) {
   const auto missing = [](std::string_view field) {
     return absl::InvalidArgumentError(strCat("job builder: ", field, " is required"));
@@ -303,7 +330,7 @@ absl::StatusOr<json> buildJob(const JobBuildRequest& r) {
       {"command", {std::string(kRunnerPath), "run"}},
       {"args", runnerArgs(r)},
       {"env", envOf(r)},
-      {"resources", api::toJson(r.policy.resources)},
+      {"resources", api::toJson(sourceResources(r))},
       {"securityContext", api::toJson(r.policy.security_context)},
       {"terminationMessagePolicy", "File"},
       {"volumeMounts",
@@ -326,9 +353,9 @@ absl::StatusOr<json> buildJob(const JobBuildRequest& r) {
       {"initContainers", {init}},
       {"containers", {source}},
       {"volumes",
-       {{{"name", "bin"}, {"emptyDir", json::object()}},
-        {{"name", "work"}, {"emptyDir", json::object()}},
-        {{"name", "tmp"}, {"emptyDir", json::object()}},
+       {scratchVolume("bin", kBinVolumeMiB),
+        scratchVolume("work", kWorkVolumeMiB),
+        scratchVolume("tmp", kTmpVolumeMiB),
         configVolume(r),
         {{"name", "credentials"},
          {"secret", {{"secretName", r.credentials_secret}, {"defaultMode", 0440}}}}}},
@@ -338,7 +365,7 @@ absl::StatusOr<json> buildJob(const JobBuildRequest& r) {
     // /captf/module, if any, is not used.
     json& mounts = pod_spec["containers"][0]["volumeMounts"];
     mounts.push_back({{"name", "source"}, {"mountPath", std::string(contract::kGitSourceMount)}});
-    pod_spec["volumes"].push_back({{"name", "source"}, {"emptyDir", json::object()}});
+    pod_spec["volumes"].push_back(scratchVolume("source", kSourceVolumeMiB));
     if (!r.git->secret.empty()) {
       mounts.push_back({{"name", "git-credentials"},
                         {"mountPath", std::string(kGitCredentialsPath)},

@@ -48,6 +48,22 @@ inline constexpr std::string_view kInitContainer = "runner";
 // writing the result after stopping the runtime.
 inline constexpr std::int64_t kStopTimeoutMargin = 30;
 
+// sizeLimits of the pod's scratch emptyDirs, in MiB (docs/behaviour/jobs.md,
+// volumes). A volume that outgrows its limit gets the pod evicted, so the
+// Job fails; the limits bound what a module can take of the node's disk.
+// The runner binary (about 25 MiB static).
+inline constexpr std::int64_t kBinVolumeMiB = 64;
+// The generated root, the CLI config, plan files and TF_DATA_DIR, where
+// init unpacks every provider (from the image's mirror or the registry:
+// one large cloud provider alone is several hundred MiB unpacked) and
+// fetches remote modules.
+inline constexpr std::int64_t kWorkVolumeMiB = 2048;
+// TMPDIR: provider archives init downloads without a mirror, one at a
+// time, and the runtime's temporary files.
+inline constexpr std::int64_t kTmpVolumeMiB = 1024;
+// Git sources: the fetched commit and its checkout.
+inline constexpr std::int64_t kSourceVolumeMiB = 1024;
+
 // Where the pod keeps a Git source's credentials (the secretRef Secret).
 inline constexpr std::string_view kGitCredentialsPath = "/var/run/captf/git";
 
@@ -153,7 +169,11 @@ std::vector<std::string> runnerArgs(const JobBuildRequest& request);
 // reference to the object (controller, blockOwnerDeletion), backoffLimit 0,
 // no TTL, activeDeadlineSeconds, restartPolicy Never,
 // terminationGracePeriodSeconds, serviceAccountName, imagePullSecrets, pod
-// securityContext, the containers and volumes above.
+// securityContext, the containers and volumes above. The scratch emptyDirs
+// (bin, work, tmp, and source for Git) carry the sizeLimits above, and the
+// `source` container requests their sum as ephemeral-storage unless the
+// policy's resources name ephemeral-storage themselves (a request the
+// scheduler reserves; a limit the request must not exceed).
 //
 // Errors (InvalidArgument, naming the field): empty job_name, object name,
 // namespace, object_uid, image, runner_image or credentials_secret; a

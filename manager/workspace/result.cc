@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "contract/plan.h"
 #include "contract/result.h"
 #include "contract/strings.h"
 #include "contract/text.h"
@@ -12,11 +13,6 @@ namespace {
 
 namespace pb = ::captf::runner::v1alpha1;
 using contract::strCat;
-
-constexpr std::size_t kMaxDriftResources = 20;
-constexpr std::size_t kMaxPlanResources = 50;
-constexpr std::size_t kMaxResourceBytes = 512;
-constexpr std::size_t kMaxPlanResourceBytes = 600;
 
 absl::Status invalid(std::string_view job_name, std::string_view detail) {
   return absl::InvalidArgumentError(strCat("termination message of Job ", job_name, ": ", detail));
@@ -128,12 +124,12 @@ absl::StatusOr<RunReport> parseRunResult(std::string_view job_name, api::Operati
       out.change = count(drift.change());
       out.destroy = count(drift.destroy());
       for (const std::string& resource : drift.resources()) {
-        if (out.resources.size() == kMaxDriftResources) {
+        if (out.resources.size() == contract::kMaxDriftResources) {
           break;
         }
         if (!resource.empty()) {
-          out.resources.push_back(
-              contract::clipText(contract::sanitizeUtf8(resource), kMaxResourceBytes));
+          out.resources.push_back(contract::clipText(contract::sanitizeUtf8(resource),
+                                                     contract::kMaxDriftResourceBytes));
         }
       }
       report.drift_found = true;
@@ -149,13 +145,13 @@ absl::StatusOr<RunReport> parseRunResult(std::string_view job_name, api::Operati
     preview.change = count(plan.change());
     preview.destroy = count(plan.destroy());
     for (const std::string& resource : plan.resources()) {
-      if (preview.resources.size() == kMaxPlanResources) {
+      if (preview.resources.size() == contract::kMaxPlanResources) {
         preview.truncated = true;
         break;
       }
       if (!resource.empty()) {
         preview.resources.push_back(
-            contract::clipText(contract::sanitizeUtf8(resource), kMaxPlanResourceBytes));
+            contract::clipText(contract::sanitizeUtf8(resource), contract::kMaxPlanResourceBytes));
       }
     }
     if (plan.truncated()) {

@@ -90,10 +90,14 @@ absl::StatusOr<DurableInputs> readDurableInputs(const json& secret_object) {
   CAPTF_RETURN_IF_ERROR(read(contract::kMainFileName, out.root.main_tf_json));
   CAPTF_RETURN_IF_ERROR(read(contract::kTfvarsFileName, out.root.tfvars_json));
   auto tfvars = contract::parseJson(out.root.tfvars_json, contract::kTfvarsFileName);
-  if (!tfvars.ok() || !tfvars->is_object()) {
+  if (!tfvars.ok()) {
+    // "<file>: invalid JSON at byte <n>: <kind>", never a quoted value.
     return absl::FailedPreconditionError(
-        strCat("durable inputs Secret ", name, ": ", contract::kTfvarsFileName,
-               tfvars.ok() ? " is not a JSON object" : " is not valid JSON"));
+        strCat("durable inputs Secret ", name, ": ", tfvars.status().message()));
+  }
+  if (!tfvars->is_object()) {
+    return absl::FailedPreconditionError(strCat(
+        "durable inputs Secret ", name, ": ", contract::kTfvarsFileName, " is not a JSON object"));
   }
   out.tfvars = *std::move(tfvars);
   out.annotations.image = internal::annotation(secret_object, api::kAnnotationImage).value_or("");

@@ -72,12 +72,8 @@ ReadState readState(std::string_view suffix, const std::vector<nlohmann::json>& 
   for (std::size_t i = 0; i < count; ++i) {
     read.secret_names.push_back(stateChunkName(suffix, i));
   }
-  auto text = contract::assembleState(*ordered);
-  if (!text.ok()) {
-    return failed(std::move(read), statusOf(text.status()),
-                  strCat(base, ": ", text.status().message()));
-  }
-  auto summary = contract::inspectState(*text);
+  // Gunzipped and summarized in one pass: the state JSON is never held.
+  auto summary = contract::summarizeState(*ordered);
   if (!summary.ok()) {
     return failed(std::move(read), statusOf(summary.status()),
                   strCat(base, ": ", summary.status().message()));

@@ -4,8 +4,9 @@
 // what was found into the StateReadable condition (docs/reference/conditions.md), the
 // `captf_state_read_errors_total` reason and the events of docs/reference/events.md.
 //
-// The chunk assembly, caps (32 chunks, 64 MiB decompressed), gunzip and the
-// state v4 subset are contract/state.h, shared with the runner; this header
+// The chunk assembly, caps (32 chunks, 64 MiB decompressed, nesting and
+// outputs budgets), gunzip and the state v4 subset are contract/state.h,
+// shared with the runner; this header
 // adds what the manager needs around them: picking the object's chunks out
 // of the Secrets a label query returned, the base Secret's inputs hash,
 // compressed size, and the "lost" rule.
@@ -65,8 +66,10 @@ struct ReadState {
 // Inconsistent: a Secret of the suffix whose name is neither the base nor
 // `<base>-part-<n>`, a missing or duplicate chunk, a base Secret without a
 // `tfstate` key, undecodable base64. Corrupt: more than 32 chunks, gzip or
-// JSON errors, over 64 MiB, no/unsupported `version`. Encrypted: an envelope
-// without `version`.
+// JSON errors, over 64 MiB, nested deeper than 256 levels, outputs over
+// their budget, no/unsupported `version`. Encrypted: an envelope without
+// `version`. The state JSON is streamed, never held whole
+// (contract::summarizeState).
 ReadState readState(std::string_view suffix, const std::vector<nlohmann::json>& secrets);
 
 // What StateReadable says about a read, with the "lost" rule applied.

@@ -3,6 +3,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <mutex>
 #include <random>
 #include <sstream>
@@ -25,8 +26,10 @@
 #include <unistd.h>
 
 #include "absl/strings/escaping.h"
+#include "absl/time/clock.h"
 #include "contract/git.h"
 #include "test/contract/git_repo.h"
+#include "test/contract/tcp_servers.h"
 #include "test/webhooks/test_certs.h"
 
 namespace captf::contract::git {
@@ -37,6 +40,7 @@ using ::captf::contract::testing::GitFile;
 using ::captf::contract::testing::GitMode;
 using ::captf::contract::testing::GitRepo;
 using ::captf::contract::testing::RawTreeEntry;
+using ::captf::contract::testing::Tarpit;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -569,6 +573,123 @@ TEST_F(GitHttpsTest, AServerAskingForCredentialsIsUnauthenticated) {
   }
   EXPECT_TRUE(sent);
 }
+
+// --- A server that accepts the connection and never answers ----------------------
+//
+// The deadline bounds the network too (contract/git.h, "Timeouts"): over
+// HTTPS before and after the TLS handshake, and over SSH before the banner.
+
+struct Outcome {
+  absl::Status status;
+  bool returned = false; // within the limit
+  absl::Duration took;
+};
+
+// Runs `call` on another thread and waits for it until `limit`. A call still
+// blocked then is a failure of the test; closing the tarpit's connections
+// lets it end.
+template <class Call> Outcome within(absl::Duration limit, Tarpit& tarpit, Call call) {
+  const absl::Time start = absl::Now();
+  std::future<absl::Status> done = std::async(std::launch::async, std::move(call));
+  Outcome out;
+  out.returned = done.wait_for(absl::ToChronoMilliseconds(limit)) == std::future_status::ready;
+  if (!out.returned) {
+    tarpit.release();
+  }
+  out.status = done.get();
+  out.took = absl::Now() - start;
+  return out;
+}
+
+enum class Tarpitted { kTcpBeforeTls, kAfterTlsHandshake, kSshBeforeBanner };
+
+class GitTarpitTest : public GitHttpsTest, public ::testing::WithParamInterface<Tarpitted> {
+protected:
+  GitTarpitTest() {
+    std::signal(SIGPIPE, SIG_IGN); // as every process using contract/git.h does
+    ctx_ = SSL_CTX_new(TLS_server_method());
+    BIO* cert =
+        BIO_new_mem_buf(serving_.cert_pem.data(), static_cast<int>(serving_.cert_pem.size()));
+    X509* x509 = PEM_read_bio_X509(cert, nullptr, nullptr, nullptr);
+    BIO_free(cert);
+    BIO* key = BIO_new_mem_buf(serving_.key_pem.data(), static_cast<int>(serving_.key_pem.size()));
+    EVP_PKEY* pkey = PEM_read_bio_PrivateKey(key, nullptr, nullptr, nullptr);
+    BIO_free(key);
+    SSL_CTX_use_certificate(ctx_, x509);
+    SSL_CTX_use_PrivateKey(ctx_, pkey);
+    X509_free(x509);
+    EVP_PKEY_free(pkey);
+  }
+  ~GitTarpitTest() override { SSL_CTX_free(ctx_); }
+
+  // Completes the TLS handshake on `fd` and leaves the connection open.
+  Tarpit::Greet tlsHandshake() {
+    return [this](int fd) {
+      sigset_t pipe;
+      sigemptyset(&pipe);
+      sigaddset(&pipe, SIGPIPE);
+      pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
+      SSL* ssl = SSL_new(ctx_);
+      SSL_set_fd(ssl, fd); // the descriptor stays open when `ssl` is freed
+      SSL_accept(ssl);
+      ERR_clear_error();
+      SSL_free(ssl);
+    };
+  }
+
+  SSL_CTX* ctx_ = nullptr;
+};
+
+TEST_P(GitTarpitTest, AServerThatNeverAnswersEndsTheCallAtItsTimeout) {
+  const Tarpitted kind = GetParam();
+  Tarpit tarpit(kind == Tarpitted::kAfterTlsHandshake ? tlsHandshake() : Tarpit::Greet{});
+  const std::string port = std::to_string(tarpit.port());
+  const std::string text = kind == Tarpitted::kSshBeforeBanner
+                               ? "ssh://git@127.0.0.1:" + port + "/repo.git"
+                               : "https://127.0.0.1:" + port + "/repo.git";
+  auto url = parseGitUrl(text);
+  ASSERT_TRUE(url.ok()) << url.status();
+  Credentials credentials;
+  if (kind == Tarpitted::kAfterTlsHandshake) {
+    credentials.ca_certificates = ca_.cert_pem; // the handshake succeeds, then nothing
+  }
+  const absl::Duration timeout = absl::Seconds(1);
+
+  const Outcome listed = within(timeout + absl::Seconds(2), tarpit,
+                                [&] { return listRemote(*url, credentials, timeout).status(); });
+  EXPECT_TRUE(listed.returned) << "still blocked after " << listed.took;
+  EXPECT_EQ(listed.status.code(), absl::StatusCode::kUnavailable) << listed.status;
+  EXPECT_THAT(listed.status.message(), HasSubstr("ls-remote " + url->canonical + ": "));
+  EXPECT_THAT(listed.status.message(), HasSubstr("timed out after 1s"));
+  EXPECT_GE(tarpit.accepted(), 1); // the connection was made: the wait was on the server
+
+  // A fetch is bounded the same way.
+  TempDir tmp;
+  const Outcome fetched = within(timeout + absl::Seconds(2), tarpit, [&] {
+    FetchOptions options;
+    options.timeout = timeout;
+    return fetchCommit(*url, credentials, std::string(40, 'a'), tmp / "checkout", options).status();
+  });
+  EXPECT_TRUE(fetched.returned) << "still blocked after " << fetched.took;
+  EXPECT_EQ(fetched.status.code(), absl::StatusCode::kUnavailable) << fetched.status;
+  EXPECT_THAT(fetched.status.message(), HasSubstr("fetch " + url->canonical + ": timed out"));
+  EXPECT_THAT(namesIn(tmp.path()), IsEmpty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Servers, GitTarpitTest,
+                         ::testing::Values(Tarpitted::kTcpBeforeTls, Tarpitted::kAfterTlsHandshake,
+                                           Tarpitted::kSshBeforeBanner),
+                         [](const ::testing::TestParamInfo<Tarpitted>& param) {
+                           switch (param.param) {
+                           case Tarpitted::kTcpBeforeTls:
+                             return std::string("HttpsBeforeTheTlsHandshake");
+                           case Tarpitted::kAfterTlsHandshake:
+                             return std::string("HttpsAfterTheTlsHandshake");
+                           case Tarpitted::kSshBeforeBanner:
+                             return std::string("SshBeforeTheBanner");
+                           }
+                           return std::string("Unknown");
+                         });
 
 // --- Credentials -----------------------------------------------------------------
 

@@ -295,6 +295,28 @@ TEST(DecodeResultTest, ReportsTheByteOffsetOfSyntaxErrors) {
             std::string::npos);
 }
 
+// A result document carries error text and, for the outputs, values of
+// the module; what is wrong with one reaches conditions, Events and the run
+// history, so the error names the place and the kind, never the content.
+TEST(DecodeResultTest, ErrorsNeverQuoteTheDocument) {
+  const std::string secret = "CANARY-7f3a9c2e5b10d4";
+  const std::string open = R"({"operation":"OPERATION_APPLY","error":{"summary":")" + secret;
+  for (const std::string& text : {
+           open,                                  // cut inside a string, as a kubelet cut does
+           open + R"(\q"}})",                     // a forbidden escape
+           open + "\x01\"}}",                     // a raw control character
+           R"({"exitCode":")" + secret + R"("})", // the wrong type
+           R"({"exitCode":)" + secret + "}",      // not a literal
+           R"({"startedAt":")" + secret + R"("})",
+           R"({"plan":{"add":")" + secret + R"("}})",
+           R"({"steps":[{"step":")" + secret + R"(","exitCode":")" + secret + R"("}]})",
+       }) {
+    const auto status = decodeResult(text).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << text;
+    testing::expectNoSecret(std::string(status.message()), secret);
+  }
+}
+
 TEST(DecodeResultTest, RejectsWrongShapes) {
   for (const char* text :
        {R"([1])", R"("apply")", R"({"exitCode": "one"})", R"({"steps": {"step": "STEP_INIT"}})",

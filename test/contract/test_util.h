@@ -9,9 +9,13 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <zlib.h>
+
+#include "contract/digest.h"
 
 namespace captf::contract::testing {
 
@@ -35,6 +39,25 @@ inline std::string gzip(std::string_view data) {
   out.resize(stream.total_out);
   deflateEnd(&stream);
   return out;
+}
+
+// Fails the current test when `message` carries `secret` in a form an error
+// message could leak it in: raw or its first half (a quote cut short), as a
+// JSON string (ASCII-escaped or not), or base64 at any alignment (the
+// encoding's inner characters).
+inline void expectNoSecret(std::string_view message, const std::string& secret) {
+  std::vector<std::string> forms = {secret, secret.substr(0, secret.size() / 2),
+                                    nlohmann::json(secret).dump(),
+                                    nlohmann::json(secret).dump(-1, ' ', /*ensure_ascii=*/true)};
+  for (std::size_t shift = 0; shift < 3; ++shift) {
+    const std::string encoded = base64Encode(std::string(shift, '\0') + secret);
+    // Skip the characters that mix in the prefix and the padded tail.
+    forms.push_back(encoded.substr(4, encoded.size() - 8));
+  }
+  for (const std::string& form : forms) {
+    EXPECT_EQ(message.find(form), std::string_view::npos)
+        << "the message carries the secret as " << form;
+  }
 }
 
 inline std::string readFile(const std::filesystem::path& path) {

@@ -228,7 +228,7 @@ TEST_F(ReleaseTest, TheComponentsPinTheImageAndTheServerAcceptsThem) {
 
 TEST_F(ReleaseTest, EveryOverlayBuilds) {
   for (const char* overlay : {"default", "crd", "rbac", "manager", "webhook", "certmanager",
-                              "prometheus", "network-policy"}) {
+                              "prometheus", "network-policy", "admission-policy"}) {
     const auto r =
         rig::run({e2e::env().kubectl, "kustomize", e2e::sourceDir() + "/config/" + overlay});
     EXPECT_EQ(r.exit_code, 0) << overlay << ": " << r.output;

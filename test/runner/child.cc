@@ -21,12 +21,19 @@
 //                   "<pidfile>.grandchild" when a pidfile was named, and
 //                   sleeps S seconds
 //   kill:SIG        raise signal SIG
+//   write:PATH:TEXT write TEXT to PATH (created or truncated)
+//   killancestor:NAME
+//                   SIGKILL the nearest ancestor process whose name
+//                   (/proc/PID/comm) is NAME, e.g. the runner above a
+//                   runtime: what a hostile module can do to its own pod
 //   exit:N          exit with N
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include <unistd.h>
@@ -78,6 +85,35 @@ void writePid(const std::string& path, pid_t pid) {
     std::fprintf(f, "%d\n", static_cast<int>(pid));
     std::fclose(f);
   }
+}
+
+// The parent of `pid` from /proc/<pid>/stat ("pid (comm) state ppid ..."),
+// 0 when unreadable.
+pid_t parentOf(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  const std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto close = stat.rfind(')');
+  if (close == std::string::npos || close + 4 > stat.size()) {
+    return 0;
+  }
+  return static_cast<pid_t>(std::atol(stat.c_str() + close + 4));
+}
+
+std::string nameOf(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/comm");
+  std::string name;
+  std::getline(in, name);
+  return name;
+}
+
+void killAncestor(const std::string& name) {
+  for (pid_t pid = parentOf(getpid()); pid > 1; pid = parentOf(pid)) {
+    if (nameOf(pid) == name) {
+      kill(pid, SIGKILL);
+      return;
+    }
+  }
+  std::fprintf(stderr, "child: no ancestor named %s\n", name.c_str());
 }
 
 } // namespace
@@ -164,6 +200,13 @@ int main(int argc, char** argv) {
     } else if (verb == "kill") {
       std::fflush(stdout);
       raise(std::atoi(value.c_str()));
+    } else if (verb == "write") {
+      const auto second = value.find(':');
+      std::ofstream(value.substr(0, second), std::ios::binary | std::ios::trunc)
+          << (second == std::string::npos ? std::string() : value.substr(second + 1));
+    } else if (verb == "killancestor") {
+      std::fflush(stdout);
+      killAncestor(value);
     } else if (verb == "exit") {
       std::fflush(stdout);
       return std::atoi(value.c_str());

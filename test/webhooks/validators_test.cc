@@ -1,5 +1,8 @@
 #include <functional>
+#include <string>
+#include <utility>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "test/manager/api/fixtures.h"
@@ -298,6 +301,157 @@ TEST(ValidatorsTest, JobSecurityContext) {
   EXPECT_EQ(strings(validateTerraformClusterTemplateCreate(tmpl)),
             Strings{"spec.template.spec.jobs.securityContext.allowPrivilegeEscalation: "
                     "Forbidden: runner Jobs never allow privilege escalation"});
+}
+
+// What Pod Security baseline forbids, one case a field (docs/reference/webhooks.md).
+TEST(ValidatorsTest, JobSecurityContextsRefuseWhatBaselineForbids) {
+  using api::PodSecurityContext;
+  using api::ProfileReference;
+  using api::SecurityContext;
+  using api::SELinuxOptions;
+  using api::WindowsSecurityContextOptions;
+  const auto container = [](const std::function<void(SecurityContext&)>& set) {
+    return [set](api::TerraformMachine& m) {
+      m.spec.jobs = api::JobPolicy{};
+      m.spec.jobs->security_context = SecurityContext{};
+      set(*m.spec.jobs->security_context);
+    };
+  };
+  const auto pod = [](const std::function<void(PodSecurityContext&)>& set) {
+    return [set](api::TerraformMachine& m) {
+      m.spec.jobs = api::JobPolicy{};
+      m.spec.jobs->pod_security_context = PodSecurityContext{};
+      set(*m.spec.jobs->pod_security_context);
+    };
+  };
+  const auto se_linux = [](std::string user, std::string role, std::string type) {
+    return SELinuxOptions{std::move(user), std::move(role), std::move(type), "s0:c1,c2"};
+  };
+  const auto host_process = [] {
+    WindowsSecurityContextOptions w;
+    w.host_process = true;
+    return w;
+  };
+  const std::string seccomp =
+      "Forbidden: runner Jobs never run without a seccomp filter; use RuntimeDefault (the "
+      "default) or Localhost";
+  const std::string app_armor =
+      "Forbidden: runner Jobs never run without an AppArmor profile; use RuntimeDefault or "
+      "Localhost";
+  const std::string se_linux_type =
+      "Forbidden: runner Jobs run with the container runtime's SELinux type: only its default, "
+      "container_t, may be set; other types, such as spc_t, are not confined like a container";
+  const std::string user_role =
+      "Forbidden: runner Jobs never set a SELinux user or role; only level may be set";
+  const std::string windows = "Forbidden: runner Jobs never run as Windows HostProcess "
+                              "containers, which have the node's privileges";
+  const std::string root = "Invalid value: 0: is root while runAsNonRoot is true, so the "
+                           "container would never start; use a non-zero UID such as 65532";
+  runCreateCases<api::TerraformMachine>(
+      {
+          {"what baseline and restricted admit",
+           [&](api::TerraformMachine& m) {
+             container([&](SecurityContext& c) {
+               c.proc_mount = "Default";
+               c.seccomp_profile = ProfileReference{"Localhost", "profiles/runner.json"};
+               c.app_armor_profile = ProfileReference{"RuntimeDefault", ""};
+               c.se_linux_options = se_linux("", "", "container_t");
+               c.run_as_non_root = true;
+               c.run_as_user = 65532;
+             })(m);
+             m.spec.jobs->pod_security_context = PodSecurityContext{};
+             auto& p = *m.spec.jobs->pod_security_context;
+             p.seccomp_profile = ProfileReference{"RuntimeDefault", ""};
+             p.app_armor_profile = ProfileReference{"Localhost", "runner"};
+             p.se_linux_options = se_linux("", "", "");
+             p.windows_options = WindowsSecurityContextOptions{};
+             p.windows_options->host_process = false;
+             p.run_as_non_root = true;
+             p.run_as_user = 0; // the container's 65532 wins
+           },
+           {}},
+          {"container procMount Unmasked",
+           container([](SecurityContext& c) { c.proc_mount = "Unmasked"; }),
+           {"spec.jobs.securityContext.procMount: Forbidden: runner Jobs use the Default /proc "
+            "mount, which masks the kernel's sensitive /proc paths"}},
+          {"container seccomp Unconfined",
+           container([](SecurityContext& c) {
+             c.seccomp_profile = ProfileReference{"Unconfined", ""};
+           }),
+           {"spec.jobs.securityContext.seccompProfile.type: " + seccomp}},
+          {"pod seccomp Unconfined",
+           pod([](PodSecurityContext& p) {
+             p.seccomp_profile = ProfileReference{"Unconfined", ""};
+           }),
+           {"spec.jobs.podSecurityContext.seccompProfile.type: " + seccomp}},
+          {"container AppArmor Unconfined",
+           container([](SecurityContext& c) {
+             c.app_armor_profile = ProfileReference{"Unconfined", ""};
+           }),
+           {"spec.jobs.securityContext.appArmorProfile.type: " + app_armor}},
+          {"pod AppArmor Unconfined",
+           pod([](PodSecurityContext& p) {
+             p.app_armor_profile = ProfileReference{"Unconfined", ""};
+           }),
+           {"spec.jobs.podSecurityContext.appArmorProfile.type: " + app_armor}},
+          {"container SELinux type spc_t",
+           container([&](SecurityContext& c) { c.se_linux_options = se_linux("", "", "spc_t"); }),
+           {"spec.jobs.securityContext.seLinuxOptions.type: " + se_linux_type}},
+          {"pod SELinux type container_engine_t",
+           pod([&](PodSecurityContext& p) {
+             p.se_linux_options = se_linux("", "", "container_engine_t");
+           }),
+           {"spec.jobs.podSecurityContext.seLinuxOptions.type: " + se_linux_type}},
+          {"container SELinux user",
+           container(
+               [&](SecurityContext& c) { c.se_linux_options = se_linux("system_u", "", ""); }),
+           {"spec.jobs.securityContext.seLinuxOptions.user: " + user_role}},
+          {"pod SELinux role",
+           pod([&](PodSecurityContext& p) { p.se_linux_options = se_linux("", "system_r", ""); }),
+           {"spec.jobs.podSecurityContext.seLinuxOptions.role: " + user_role}},
+          {"container HostProcess",
+           container([&](SecurityContext& c) { c.windows_options = host_process(); }),
+           {"spec.jobs.securityContext.windowsOptions.hostProcess: " + windows}},
+          {"pod HostProcess",
+           pod([&](PodSecurityContext& p) { p.windows_options = host_process(); }),
+           {"spec.jobs.podSecurityContext.windowsOptions.hostProcess: " + windows}},
+          {"pod sysctls",
+           pod([](PodSecurityContext& p) {
+             p.sysctls = {api::Sysctl{"net.ipv4.ip_unprivileged_port_start", "0"}};
+           }),
+           {"spec.jobs.podSecurityContext.sysctls: Forbidden: runner pods set no sysctls"}},
+          {"container runAsUser 0 with runAsNonRoot",
+           container([](SecurityContext& c) {
+             c.run_as_non_root = true;
+             c.run_as_user = 0;
+           }),
+           {"spec.jobs.securityContext.runAsUser: " + root}},
+          {"pod runAsUser 0 under the container's runAsNonRoot",
+           [&](api::TerraformMachine& m) {
+             container([](SecurityContext& c) { c.run_as_non_root = true; })(m);
+             m.spec.jobs->pod_security_context = PodSecurityContext{};
+             m.spec.jobs->pod_security_context->run_as_user = 0;
+           },
+           {"spec.jobs.podSecurityContext.runAsUser: " + root}},
+      },
+      t::minimalTerraformMachine, validateTerraformMachineCreate);
+
+  // Every place a jobs policy lives: spec.defaults.jobs and templates.
+  api::TerraformCluster cluster = t::minimalTerraformCluster();
+  cluster.spec.defaults = api::TerraformClusterDefaults{};
+  cluster.spec.defaults->jobs = api::JobPolicy{};
+  cluster.spec.defaults->jobs->pod_security_context = PodSecurityContext{};
+  cluster.spec.defaults->jobs->pod_security_context->seccomp_profile =
+      ProfileReference{"Unconfined", ""};
+  EXPECT_EQ(strings(validateTerraformClusterCreate(cluster)),
+            Strings{"spec.defaults.jobs.podSecurityContext.seccompProfile.type: " + seccomp});
+  api::TerraformMachinePoolTemplate tmpl = t::minimalTerraformMachinePoolTemplate();
+  tmpl.spec.template_.spec.jobs = api::JobPolicy{};
+  tmpl.spec.template_.spec.jobs->security_context = SecurityContext{};
+  tmpl.spec.template_.spec.jobs->security_context->proc_mount = "Unmasked";
+  EXPECT_THAT(strings(validateTerraformMachinePoolTemplateCreate(tmpl)),
+              ::testing::ElementsAre(::testing::StartsWith(
+                  "spec.template.spec.jobs.securityContext.procMount: Forbidden: ")));
 }
 
 TEST(ValidatorsTest, LockTimeoutBelowDeadline) {

@@ -72,6 +72,9 @@ TEST(ParseJson, Errors) {
               HasSubstr("x.tf.json:1:8: invalid UTF-8"));
   EXPECT_THAT(parseJson("{} {}", "x.tf.json").status().message(), HasSubstr("invalid JSON"));
   EXPECT_THAT(parseJson("1e999", "x.tf.json").status().message(), HasSubstr("invalid JSON"));
+  // The kind of error at its position, never what was read.
+  EXPECT_EQ(parseJson("{\"a\": \"CANARY-7f3a", "x.tf.json").status().message(),
+            "x.tf.json:1:19: invalid JSON: unexpected end of input");
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
   EXPECT_THAT(parseJson(deep, "x.tf.json").status().message(),
               HasSubstr("JSON nesting is too deep: more than 256 levels"));

@@ -6,13 +6,22 @@
 #include "contract/digest.h"
 #include "lint/oci/resolve.h"
 #include "lint/oci/source.h"
+#include "test/contract/tcp_servers.h"
 #include "test/lint/oci/oci_test_util.h"
 
 namespace captf::lint::oci {
 namespace {
 
+using contract::testing::CannedHttpServer;
+using contract::testing::httpResponse;
 using testing::FakeRegistry;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+
+// What a body must never bring into an error: as if the registry had
+// pointed us at a service of the cluster that answers with a secret.
+constexpr std::string_view kCanary = "CANARY-metadata-7f3a";
 
 // The bearer-token and basic flows against a local distribution-API server
 // (test/lint/oci/oci_test_util.h): the rig's registry runs without
@@ -161,6 +170,122 @@ TEST_F(Registry, AStalledRegistryTimesOut) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("timed out"));
+}
+
+// A registry names its token realm, and the client would send it the
+// registry's credentials: an https realm on any host is how real
+// registries work; a plain-HTTP one only on the registry's own host, when
+// the registry itself is configured for plain HTTP.
+TEST(TokenRealm, HttpsAnywhereAndPlainHttpOnlyOnAnInsecureRegistrysOwnHost) {
+  struct Case {
+    std::string realm;
+    std::string registry;
+    bool insecure;
+    bool allowed;
+  };
+  const std::vector<Case> cases = {
+      {"https://auth.docker.io/token", "registry-1.docker.io", false, true},
+      {"https://auth.example.com:8443/token", "reg.example.com:5000", true, true},
+      {"http://auth.docker.io/token", "registry-1.docker.io", false, false},
+      {"http://reg.example.com:5001/token", "reg.example.com:5000", false, false},
+      {"http://reg.example.com:5001/token", "reg.example.com:5000", true, true},
+      {"http://REG.example.com/token", "reg.example.com", true, true},
+      {"http://127.0.0.1:8080/x", "localhost:5000", true, false},
+      {"http://169.254.169.254/latest", "reg.example.com:5000", true, false},
+      {"http://[::1]:5001/token", "[::1]:5000", true, true},
+      {"http://[::2]:5001/token", "[::1]:5000", true, false},
+  };
+  for (const Case& c : cases) {
+    const absl::Status s = checkTokenRealm(*parseUrl(c.realm), c.registry, c.insecure);
+    EXPECT_EQ(s.ok(), c.allowed) << c.realm << " for " << c.registry << ": " << s;
+    if (!s.ok()) {
+      EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied);
+      EXPECT_THAT(std::string(s.message()), HasSubstr("the registry " + c.registry));
+      const Url realm = *parseUrl(c.realm);
+      EXPECT_THAT(std::string(s.message()), HasSubstr(realm.scheme + "://" + realm.authority()));
+      EXPECT_THAT(std::string(s.message()), Not(HasSubstr(realm.target))); // nor its path
+    }
+  }
+}
+
+TEST_F(Registry, APlainHttpRealmOnAnotherHostIsRefusedAndNeverAsked) {
+  CannedHttpServer realm(httpResponse(403, "Forbidden", {}, kCanary));
+  const std::string realm_url = "http://127.0.0.1:" + std::to_string(realm.port()) + "/x";
+  CannedHttpServer registry(httpResponse(
+      401, "Unauthorized",
+      {{"WWW-Authenticate", R"(Bearer realm=")" + realm_url + R"(",service="s")"}}, "{}"));
+  // The registry is "localhost", the realm 127.0.0.1: another host.
+  const std::string ref = "localhost:" + std::to_string(registry.port()) + "/team/module:v1";
+  RegistryOptions options;
+  options.insecure = true;
+  options.http.connect_timeout = std::chrono::seconds(5);
+  options.http.io_timeout = std::chrono::seconds(5);
+  absl::StatusOr<Resolution> r =
+      resolveImages(*openRegistry(ref, *parseRegistryReference(ref), options), {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kPermissionDenied) << r.status();
+  const std::string message(r.status().message());
+  EXPECT_THAT(message, HasSubstr("the registry localhost:" + std::to_string(registry.port())));
+  EXPECT_THAT(message, HasSubstr("http://127.0.0.1:" + std::to_string(realm.port())));
+  EXPECT_THAT(message, Not(HasSubstr(kCanary)));
+  EXPECT_THAT(realm.requests(), IsEmpty());
+  EXPECT_THAT(registry.requests(), Not(IsEmpty()));
+}
+
+TEST_F(Registry, AnErrorAnswersBodyIsNeverQuoted) {
+  const std::vector<std::string> bodies = {
+      std::string(kCanary),
+      R"({"errors":[{"code":"MANIFEST_UNKNOWN","message":")" + std::string(kCanary) + R"("}]})",
+      R"({"errors":[{"code":")" + std::string(kCanary) + R"(","message":"x"}]})",
+  };
+  for (const std::string& body : bodies) {
+    for (const int status : {404, 500}) {
+      CannedHttpServer registry(httpResponse(status, "Nope", {}, body));
+      const std::string ref = registry.host() + "/team/module:v1";
+      RegistryOptions options;
+      options.insecure = true;
+      absl::StatusOr<Resolution> r =
+          resolveImages(*openRegistry(ref, *parseRegistryReference(ref), options), {});
+      ASSERT_FALSE(r.ok());
+      const std::string message(r.status().message());
+      EXPECT_THAT(message, HasSubstr(registry.host()));
+      EXPECT_THAT(message, HasSubstr(std::to_string(status)));
+      EXPECT_THAT(message, Not(HasSubstr(kCanary))) << body;
+    }
+  }
+  // Nor a manifest's, from a registry that speaks the API.
+  for (const std::string& body : bodies) {
+    CannedHttpServer registry(httpResponse(404, "Not Found", {}, body));
+    registry.route("/v2/", httpResponse(200, "OK", {}, "{}"));
+    const std::string ref = registry.host() + "/team/module:v1";
+    RegistryOptions options;
+    options.insecure = true;
+    absl::StatusOr<Resolution> r =
+        resolveImages(*openRegistry(ref, *parseRegistryReference(ref), options), {});
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kNotFound) << r.status();
+    const std::string message(r.status().message());
+    EXPECT_THAT(message,
+                HasSubstr("GET manifest v1 from " + registry.host() + "/team/module answered 404"));
+    EXPECT_THAT(message, Not(HasSubstr(kCanary))) << body;
+  }
+  // Nor the token endpoint's (here on the plain-HTTP registry's own host).
+  CannedHttpServer realm(httpResponse(401, "Unauthorized", {}, kCanary));
+  CannedHttpServer registry(httpResponse(
+      401, "Unauthorized",
+      {{"WWW-Authenticate",
+        "Bearer realm=\"http://127.0.0.1:" + std::to_string(realm.port()) + "/token\""}},
+      "{}"));
+  const std::string ref = registry.host() + "/team/module:v1";
+  RegistryOptions options;
+  options.insecure = true;
+  absl::StatusOr<Resolution> r =
+      resolveImages(*openRegistry(ref, *parseRegistryReference(ref), options), {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kPermissionDenied) << r.status();
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("answered 401"));
+  EXPECT_THAT(std::string(r.status().message()), Not(HasSubstr(kCanary)));
+  EXPECT_THAT(realm.requests(), Not(IsEmpty()));
 }
 
 TEST(Url, ParsesAndResolves) {

@@ -165,6 +165,11 @@ TEST(ParseJsonTest, ReportsTheByteOffset) {
   EXPECT_FALSE(parseJson("").ok());
   EXPECT_FALSE(parseJson("{} trailing").ok());
   EXPECT_TRUE(parseJson(R"({"a": [1, 2]})").ok());
+  // The kind of error, never what was read (an AdmissionReview carries the
+  // object, a Secret's data included).
+  EXPECT_EQ(parseJson(R"({"a": "CANARY-7f3a)").status().message(),
+            "malformed JSON at byte offset 18: unexpected end of input");
+  EXPECT_EQ(parseJson(R"({"a": 1e999})").status().message(), "malformed JSON: number out of range");
 }
 
 TEST(TimeTest, ParsesRfc3339Variants) {

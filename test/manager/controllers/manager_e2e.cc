@@ -203,7 +203,7 @@ void ManagerRig::start(const std::vector<std::string>& extra) {
       "--runner-report-address=127.0.0.1:" + std::to_string(report_port),
       "--runner-report-bind-address=127.0.0.1:" + std::to_string(report_port),
       "--sync-period=" + sync_period,
-      "--v=4",
+      "--v=" + std::to_string(verbosity),
   };
   args.insert(args.end(), extra.begin(), extra.end());
   process.start(args, log());

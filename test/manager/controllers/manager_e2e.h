@@ -85,6 +85,8 @@ struct ManagerRig {
   std::string runner_image;
   // --sync-period: how often every object is reconciled without a cause.
   std::string sync_period = "30s";
+  // --v: 4 (the -v=4 decision lines); the manager's levels end at 5 (trace).
+  int verbosity = 4;
   int webhook_port = 0;
   int health_port = 0;
   int metrics_port = 0;
@@ -97,8 +99,8 @@ struct ManagerRig {
   std::string logText() const;
   // What the running (or last) process wrote.
   std::string processLog() const;
-  // Starts the manager (new ports each time) with leader election and
-  // `sync_period`; `extra` flags are appended.
+  // Starts the manager (new ports each time) with leader election,
+  // `sync_period` and `verbosity`; `extra` flags are appended.
   void start(const std::vector<std::string>& extra = {});
   // SIGTERM, as Kubernetes stops a pod: fails the test unless the process
   // exits 0 with no sanitizer report and logs "manager stopped".

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <map>
 #include <mutex>
 #include <set>
@@ -8,15 +9,19 @@
 #include <thread>
 #include <vector>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "manager/controllers/ref_watcher.h"
+#include "test/contract/tcp_servers.h"
 
 namespace captf::controllers {
 namespace {
 
 using namespace std::chrono_literals;
 using contract::git::RemoteRef;
+using contract::testing::Tarpit;
+using ::testing::HasSubstr;
 
 // A remote's refs as the fake server holds them, and every listing it
 // served (what a real server's counter would show).
@@ -213,6 +218,70 @@ TEST(RefWatcherTest, FailuresAreReportedAndRecoverWithoutHelp) {
   }));
   EXPECT_EQ(watcher.remotes(), 2u);
   EXPECT_GE(server.count(u), before);
+}
+
+// Remotes that accept the connection and never answer (as many as there are
+// workers) cost each listing its timeout, not a worker for good: the other
+// remotes keep being listed (docs/decisions/git-sources.md, "Deadlines").
+// The tarpits go through the real contract::git::listRemote.
+TEST(RefWatcherTest, RemotesThatNeverAnswerDoNotStopTheOthers) {
+  std::signal(SIGPIPE, SIG_IGN); // as the manager does (contract/git.h)
+  FakeRemotes server;
+  const std::string good = url("https://git.example.com/good.git").canonical;
+  server.set(good, {{"refs/heads/main", kA}});
+  const RefWatcher::ListRemote real = gitListRemote();
+  const RefWatcher::ListRemote fake = server.lister();
+  RefWatcher watcher({200ms, 0.1, 2, 300ms}, noSecrets(),
+                     [&](const contract::GitUrl& u, const contract::git::Credentials& credentials,
+                         std::chrono::milliseconds timeout) {
+                       return u.host == "127.0.0.1" ? real(u, credentials, timeout)
+                                                    : fake(u, credentials, timeout);
+                     });
+  Running running(watcher);
+  // Declared after `running`, so closed before it joins the workers: with
+  // a worker still stuck in one, the test fails instead of hanging.
+  Tarpit first;
+  Tarpit second;
+  const contract::GitRef main{contract::GitRefKind::kBranch, "main"};
+  const std::vector<std::string> tarpits = {
+      "https://127.0.0.1:" + std::to_string(first.port()) + "/a.git",
+      "https://127.0.0.1:" + std::to_string(second.port()) + "/b.git"};
+  for (std::size_t i = 0; i < tarpits.size(); ++i) {
+    watcher.follow({"TerraformCluster", "ns", "stuck" + std::to_string(i)}, url(tarpits[i]), "",
+                   main);
+  }
+  ASSERT_TRUE(eventually([&] { return first.accepted() > 0 && second.accepted() > 0; }));
+  watcher.follow({"TerraformCluster", "ns", "good"}, url(good), "", main);
+  EXPECT_TRUE(eventually([&] { return server.count(good) >= 5; }, 20s))
+      << "listings of the other remote: " << server.count(good);
+  auto stuck = watcher.follow({"TerraformCluster", "ns", "stuck0"}, url(tarpits[0]), "", main);
+  ASSERT_TRUE(stuck.has_value());
+  EXPECT_EQ(stuck->status.code(), absl::StatusCode::kUnavailable) << stuck->status;
+  EXPECT_THAT(std::string(stuck->status.message()), HasSubstr("timed out after 300ms"));
+}
+
+// Listings that take longer than the interval (slow remotes) do not starve
+// a remote that sorts after them: the most overdue remote goes first.
+TEST(RefWatcherTest, TheMostOverdueRemoteIsListedFirst) {
+  FakeRemotes server;
+  const std::string good = url("https://z.example.com/good.git").canonical;
+  const RefWatcher::ListRemote fake = server.lister();
+  RefWatcher watcher({100ms, 0.1, 1, 1s}, noSecrets(),
+                     [&](const contract::GitUrl& u, const contract::git::Credentials& credentials,
+                         std::chrono::milliseconds timeout) {
+                       if (u.canonical != good) {
+                         std::this_thread::sleep_for(150ms); // longer than the interval
+                       }
+                       return fake(u, credentials, timeout);
+                     });
+  const contract::GitRef main{contract::GitRefKind::kBranch, "main"};
+  // Two slow remotes that sort before the other one.
+  watcher.follow({"TerraformCluster", "ns", "a"}, url("https://a.example.com/a.git"), "", main);
+  watcher.follow({"TerraformCluster", "ns", "b"}, url("https://b.example.com/b.git"), "", main);
+  watcher.follow({"TerraformCluster", "ns", "z"}, url(good), "", main);
+  Running running(watcher);
+  EXPECT_TRUE(eventually([&] { return server.count(good) >= 3; }))
+      << "listings of the remote that sorts last: " << server.count(good);
 }
 
 TEST(RefWatcherTest, ACommitRefNeedsNoListingAndForgettingDropsTheRemote) {

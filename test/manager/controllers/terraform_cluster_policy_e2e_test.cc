@@ -21,6 +21,9 @@
 //     by another live Job, and a machine Job of the same cluster applying,
 //     each keep the apply waiting (condition, Event, one lease_waits_total
 //     count per wait) until that Job finishes; then the apply runs once.
+//   * Pod Security (docs/behaviour/security.md#pod-security): the default Job
+//     runs in a namespace enforcing baseline; with runAsNonRoot and a
+//     non-zero runAsUser it runs in one enforcing restricted.
 //
 // The noop module's resources are terraform_data, which have no remote
 // object a refresh could find changed. The module therefore also reads the
@@ -249,6 +252,23 @@ protected:
       }
     }
     return false;
+  }
+
+  // Creates namespace `ns` enforcing Pod Security `level` (baseline or
+  // restricted), before any pod of it exists.
+  static void enforcePodSecurity(const std::string& ns, const std::string& level) {
+    apply({{"apiVersion", "v1"},
+           {"kind", "Namespace"},
+           {"metadata",
+            {{"name", ns}, {"labels", {{"pod-security.kubernetes.io/enforce", level}}}}}});
+  }
+  // Asks the API server, without creating it, to admit a pod of `spec` in `ns`.
+  static rig::CommandResult dryRunPod(const std::string& ns, const json& spec) {
+    const json pod = {{"apiVersion", "v1"},
+                      {"kind", "Pod"},
+                      {"metadata", {{"name", "pod-security-probe"}, {"namespace", ns}}},
+                      {"spec", spec}};
+    return kubectl({"create", "--dry-run=server", "-f", "-"}, pod.dump());
   }
 
   // One rig and module image per suite (SetUpTestSuite), shared by its cases.
@@ -823,6 +843,70 @@ TEST_F(TerraformClusterPolicyE2eTest, AClusterApplyWaitsForTheMachineOperationsO
   EXPECT_EQ(leaseWaits(manager_, "machine_operations") - waits_before, 1);
 
   deleteObjects(ns, name, cluster);
+}
+
+// docs/behaviour/security.md#pod-security: the default Job's pod is admitted
+// where Pod Security baseline is enforced, apply and destroy alike.
+TEST_F(TerraformClusterPolicyE2eTest, TheDefaultJobRunsWherePodSecurityBaselineIsEnforced) {
+  const std::string ns = "tc-pss-baseline";
+  const std::string name = "b1";
+  enforcePodSecurity(ns, "baseline");
+  createObjects(ns, name, "cb1", {{"drift", {{"intervalSeconds", 0}}}});
+  waitProvisioned(ns, name);
+  const std::vector<json> applies = jobsOf(ns, name, "apply");
+  ASSERT_EQ(applies.size(), 1U);
+  EXPECT_TRUE(succeeded(applies[0]));
+
+  // The scratch volumes' bounds, as the API server stored them
+  // (docs/behaviour/jobs.md).
+  json spec = applies[0]["spec"]["template"]["spec"];
+  EXPECT_EQ(spec["containers"][0]["resources"]["requests"]["ephemeral-storage"], "3136Mi");
+  for (const json& volume : spec["volumes"]) {
+    if (volume.contains("emptyDir")) {
+      EXPECT_TRUE(volume["emptyDir"].contains("sizeLimit")) << volume.dump();
+    }
+  }
+
+  // The namespace does enforce baseline: the same pod on the node's
+  // network is refused.
+  spec["hostNetwork"] = true;
+  const rig::CommandResult refused = dryRunPod(ns, spec);
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_THAT(refused.output, HasSubstr("violates PodSecurity \"baseline:latest\""));
+  EXPECT_THAT(refused.output, HasSubstr("hostNetwork=true"));
+
+  deleteObjects(ns, name, "cb1");
+}
+
+// docs/behaviour/security.md#pod-security: with runAsNonRoot and a non-zero
+// runAsUser in jobs.podSecurityContext (the other restricted settings are
+// the defaults) the Job's pod is admitted where Pod Security restricted is
+// enforced; without them it is not.
+TEST_F(TerraformClusterPolicyE2eTest,
+       WithRunAsNonRootTheJobRunsWherePodSecurityRestrictedIsEnforced) {
+  const std::string ns = "tc-pss-restricted";
+  const std::string name = "r1";
+  enforcePodSecurity(ns, "restricted");
+  createObjects(
+      ns, name, "cr1",
+      {{"drift", {{"intervalSeconds", 0}}},
+       {"jobs", {{"podSecurityContext", {{"runAsNonRoot", true}, {"runAsUser", 65532}}}}}});
+  waitProvisioned(ns, name);
+  const std::vector<json> applies = jobsOf(ns, name, "apply");
+  ASSERT_EQ(applies.size(), 1U);
+  EXPECT_TRUE(succeeded(applies[0]));
+
+  // The default Job's pod (the same without the two settings) is refused.
+  json spec = applies[0]["spec"]["template"]["spec"];
+  spec["securityContext"].erase("runAsNonRoot");
+  spec["securityContext"].erase("runAsUser");
+  const rig::CommandResult refused = dryRunPod(ns, spec);
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_THAT(refused.output, HasSubstr("violates PodSecurity \"restricted:latest\""));
+  EXPECT_THAT(refused.output, HasSubstr("runAsNonRoot != true"));
+  EXPECT_THAT(refused.output, HasSubstr("container \"source\""));
+
+  deleteObjects(ns, name, "cr1");
 }
 
 } // namespace

@@ -14,14 +14,19 @@
 #include "manager/controllers/terraform_machine_template_controller.h"
 #include "manager/kube/clock.h"
 #include "manager/kube/metrics.h"
+#include "test/contract/tcp_servers.h"
 #include "test/manager/controllers/fakes.h"
 #include "test/manager/kube/fakes.h"
 
 namespace captf::controllers {
 namespace {
 
+using contract::testing::CannedHttpServer;
+using contract::testing::httpResponse;
 using ::testing::Contains;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
 
 class MachineTemplateTest : public ::testing::Test {
 protected:
@@ -163,6 +168,47 @@ TEST_F(MachineTemplateTest, ThePullSecretsReachTheRegistry) {
   ASSERT_EQ(configs_.size(), 1U);
   EXPECT_EQ(configs_[0].first, "image pull Secret pull");
   EXPECT_EQ(configs_[0].second, R"({"auths":{}})");
+}
+
+// With the real registry reader (lint/oci): a registry cannot send the
+// manager, with the template's pull credentials, to a plain-HTTP token
+// realm on another host, and no answer's body reaches the status
+// (docs/decisions/lint-image-registry.md, "Token realm", "Error answers").
+TEST_F(MachineTemplateTest, ARegistryCannotSteerTheManagerToAPlainHttpRealmNorQuoteABody) {
+  constexpr std::string_view kCanary = "CANARY-metadata-7f3a";
+  CannedHttpServer realm(httpResponse(403, "Forbidden", {}, kCanary));
+  CannedHttpServer steering(
+      httpResponse(401, "Unauthorized",
+                   {{"WWW-Authenticate",
+                     "Bearer realm=\"http://127.0.0.1:" + std::to_string(realm.port()) + "/x\""}},
+                   kCanary));
+  CannedHttpServer failing(httpResponse(500, "Oops", {}, kCanary));
+  // "localhost" is another host than the realm's 127.0.0.1.
+  const std::string steering_host = "localhost:" + std::to_string(steering.port());
+  ImageInspectOptions options;
+  options.insecure_registries = {steering_host, failing.host()};
+  options.timeout = std::chrono::seconds(5);
+  TerraformMachineTemplateReconciler real(
+      ReconcilerDeps{cache_, store_, store_, events_, clock_, metrics_, settings_},
+      registryLabelReader(options));
+  const auto reconcile_real = [&] {
+    auto logger = kube::testing::quietLogger();
+    return real.reconcile(kube::ReconcileContext{{}, kube::Logger(logger)},
+                          kube::Request{"t1", "workers"});
+  };
+
+  put(steering_host + "/team/module:v1");
+  ASSERT_TRUE(reconcile_real().ok());
+  EXPECT_EQ(condition("reason"), "ImageInspectFailed");
+  EXPECT_THAT(condition("message"), HasSubstr("token realm at http://127.0.0.1:"));
+  EXPECT_THAT(status().dump(), Not(HasSubstr(kCanary)));
+  EXPECT_THAT(realm.requests(), IsEmpty());
+
+  put(failing.host() + "/team/module:v1");
+  ASSERT_TRUE(reconcile_real().ok());
+  EXPECT_EQ(condition("reason"), "ImageInspectFailed");
+  EXPECT_THAT(condition("message"), HasSubstr("answered 500"));
+  EXPECT_THAT(status().dump(), Not(HasSubstr(kCanary)));
 }
 
 } // namespace

@@ -152,6 +152,7 @@ TEST(DiagnosticsOptionsTest, DefaultsFollowTheSpec) {
   EXPECT_EQ(options.cert_name, "tls.crt");
   EXPECT_EQ(options.key_name, "tls.key");
   EXPECT_EQ(options.missing_certificate, kube::MissingCertificate::kSelfSigned);
+  EXPECT_EQ(options.max_connections, 64U);
 }
 
 TEST(DiagnosticsOptionsTest, ParsesTheAddressFlag) {

@@ -1,18 +1,30 @@
 // The HTTP(S) server over loopback: TLS versions, curves and cipher
 // suites, the body limit, certificate loading (files, a self-signed
-// fallback) and rotation without dropping connections, and the plain HTTP
-// mode the probes use.
+// fallback) and rotation without dropping connections, the plain HTTP
+// mode the probes use, and the bounds slow clients meet (the header
+// timeout, the connection cap).
+#include <array>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <nlohmann/json.hpp>
+#include <openssl/ssl.h>
+#include <poll.h>
 #include <spdlog/sinks/null_sink.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
@@ -41,6 +53,126 @@ HttpReply echo(const IncomingRequest& r) {
   return HttpReply{200, "text/plain",
                    std::string(r.method) + " " + std::string(r.target) + " " + std::string(r.body)};
 }
+
+// A client that does not behave: a TCP connection to 127.0.0.1:port that
+// sends what it is told, optionally over TLS (OpenSSL directly, no HTTP
+// client in the way), and watches for the server closing it.
+class RawConnection {
+public:
+  enum class Layer { kTcp, kTls };
+
+  RawConnection(uint16_t port, Layer layer) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd_ < 0 || ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+      return;
+    }
+    if (layer == Layer::kTls) {
+      // A write racing the server's close must fail, not kill the test.
+      std::signal(SIGPIPE, SIG_IGN);
+      ctx_.reset(SSL_CTX_new(TLS_client_method()));
+      ssl_.reset(SSL_new(ctx_.get()));
+      SSL_set_fd(ssl_.get(), fd_);
+      if (SSL_connect(ssl_.get()) != 1) {
+        return;
+      }
+    }
+    // Non-blocking from here: closedWithin() polls.
+    ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) | O_NONBLOCK);
+    connected_ = true;
+  }
+  ~RawConnection() {
+    ssl_.reset();
+    if (fd_ >= 0) {
+      ::close(fd_);
+    }
+  }
+  RawConnection(const RawConnection&) = delete;
+  RawConnection& operator=(const RawConnection&) = delete;
+
+  // Connected (and over TLS, the handshake done).
+  [[nodiscard]] bool connected() const { return connected_; }
+
+  // False when the connection is gone.
+  bool send(std::string_view bytes) {
+    if (ssl_) {
+      return SSL_write(ssl_.get(), bytes.data(), static_cast<int>(bytes.size())) ==
+             static_cast<int>(bytes.size());
+    }
+    return ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) ==
+           static_cast<ssize_t>(bytes.size());
+  }
+
+  // Reads (appending to received()) until the server closes the connection
+  // or `wait` passes; whether it closed.
+  bool closedWithin(std::chrono::milliseconds wait) {
+    const auto until = std::chrono::steady_clock::now() + wait;
+    while (true) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          until - std::chrono::steady_clock::now());
+      pollfd p{fd_, POLLIN, 0};
+      if (left.count() < 0 || ::poll(&p, 1, static_cast<int>(left.count())) == 0) {
+        return false;
+      }
+      std::array<char, 4096> buffer{};
+      if (ssl_) {
+        const int n = SSL_read(ssl_.get(), buffer.data(), static_cast<int>(buffer.size()));
+        if (n > 0) {
+          received_.append(buffer.data(), static_cast<std::size_t>(n));
+        } else if (SSL_get_error(ssl_.get(), n) != SSL_ERROR_WANT_READ) {
+          return true; // close_notify, EOF or a reset
+        }
+      } else {
+        const ssize_t n = ::recv(fd_, buffer.data(), buffer.size(), 0);
+        if (n > 0) {
+          received_.append(buffer.data(), static_cast<std::size_t>(n));
+        } else if (n == 0 || errno != EAGAIN) {
+          return true;
+        }
+      }
+    }
+  }
+
+  // Sends `prefix`, then one more byte of a header line every 50 ms, never
+  // ending the headers; whether the server closed the connection within
+  // `margin`.
+  bool trickleUntilClosed(std::string_view prefix, std::chrono::milliseconds margin) {
+    if (!send(prefix)) {
+      return true;
+    }
+    const auto until = std::chrono::steady_clock::now() + margin;
+    while (std::chrono::steady_clock::now() < until) {
+      if (!send("a") || closedWithin(std::chrono::milliseconds(50))) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  [[nodiscard]] const std::string& received() const { return received_; }
+
+private:
+  struct FreeCtx {
+    void operator()(SSL_CTX* c) const { SSL_CTX_free(c); }
+  };
+  struct FreeSsl {
+    void operator()(SSL* s) const { SSL_free(s); }
+  };
+  int fd_ = -1;
+  bool connected_ = false;
+  std::unique_ptr<SSL_CTX, FreeCtx> ctx_;
+  std::unique_ptr<SSL, FreeSsl> ssl_;
+  std::string received_;
+};
+
+// What a test allows the server before it must have acted: generous, so a
+// loaded machine does not fail the test, and far below the timeouts the
+// bounds' tests leave the old behaviour (a minute).
+constexpr std::chrono::seconds kMargin{20};
+constexpr std::chrono::seconds kLong{60};
 
 class HttpsServerTest : public ::testing::Test {
 protected:
@@ -231,6 +363,148 @@ TEST_F(HttpsServerTest, RotatesTheCertificateWithoutDroppingOpenConnections) {
   EXPECT_TRUE(server_->ready().ok());
 }
 
+TEST_F(HttpsServerTest, ClosesAClientThatTricklesItsHandshakeOrHeaders) {
+  ServerOptions opts = options();
+  opts.header_timeout = std::chrono::milliseconds(300);
+  opts.request_timeout = kLong;
+  opts.idle_timeout = kLong;
+  start(opts);
+  // A handshake that never starts.
+  RawConnection silent(server_->port(), RawConnection::Layer::kTcp);
+  ASSERT_TRUE(silent.connected());
+  // A handshake, then headers one byte at a time.
+  RawConnection slow(server_->port(), RawConnection::Layer::kTls);
+  ASSERT_TRUE(slow.connected());
+  EXPECT_TRUE(slow.trickleUntilClosed("POST /x HTTP/1.1\r\nHost: localhost\r\nX-Slow: ", kMargin));
+  EXPECT_TRUE(silent.closedWithin(kMargin));
+  EXPECT_EQ(slow.received(), ""); // closed without an answer
+  // A client that sends its request at once is served.
+  HttpsClient c = client();
+  auto r = c.post("/x", "fast");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->body, "POST /x fast");
+}
+
+TEST_F(HttpsServerTest, AtTheConnectionCapClosesTheOldestConnectionWithoutARequest) {
+  ServerOptions opts = options();
+  opts.max_connections = 4;
+  opts.header_timeout = kLong;
+  opts.request_timeout = kLong;
+  opts.idle_timeout = kLong;
+  start(opts);
+  // The API server's keep-alive connection, between two reviews.
+  HttpsClient api_server = client();
+  auto first = api_server.post("/a", "1");
+  ASSERT_TRUE(first.ok()) << first.status();
+  // Slow clients fill the cap (three) and go beyond it (three more); the
+  // server accepts in connection order.
+  std::vector<std::unique_ptr<RawConnection>> slow;
+  for (int i = 0; i < 6; ++i) {
+    slow.push_back(std::make_unique<RawConnection>(server_->port(), RawConnection::Layer::kTcp));
+    ASSERT_TRUE(slow.back()->connected());
+  }
+  // Each one beyond the cap closed the oldest of them, not the connection
+  // that has served a request.
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_TRUE(slow[i]->closedWithin(kMargin)) << "slow client " << i;
+  }
+  EXPECT_EQ(server_->openConnections(), 4U);
+  // A new well-behaved client gets its answer, and so does the open one.
+  HttpsClient fresh = client();
+  auto answer = fresh.post("/b", "2");
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_EQ(answer->body, "POST /b 2");
+  auto second = api_server.post("/c", "3");
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(second->body, "POST /c 3");
+  // The fresh client took the place of the oldest remaining slow one.
+  EXPECT_TRUE(slow[3]->closedWithin(kMargin));
+  EXPECT_EQ(server_->openConnections(), 4U);
+}
+
+TEST_F(HttpsServerTest, KeepsServingWhileSlowClientsChurnThroughTheCap) {
+  ServerOptions opts = options();
+  opts.max_connections = 4;
+  opts.header_timeout = kLong;
+  opts.request_timeout = kLong;
+  opts.idle_timeout = kLong;
+  start(opts);
+  HttpsClient api_server = client();
+  ASSERT_TRUE(api_server.post("/a", "1").ok());
+  // Each of these closes an older one, on another I/O thread than the one
+  // that accepts it, while the connection being closed may be ending.
+  std::vector<std::unique_ptr<RawConnection>> slow;
+  for (int i = 0; i < 200; ++i) {
+    slow.push_back(std::make_unique<RawConnection>(server_->port(), RawConnection::Layer::kTcp));
+    slow.back()->send("\x16"); // the first byte of a TLS record, and no more
+  }
+  for (std::size_t i = 0; i + 3 < slow.size(); ++i) {
+    EXPECT_TRUE(slow[i]->closedWithin(kMargin)) << "slow client " << i;
+  }
+  HttpsClient fresh = client();
+  auto answer = fresh.post("/b", "2");
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  auto second = api_server.post("/c", "3");
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(server_->openConnections(), 4U);
+}
+
+TEST_F(HttpsServerTest, AtTheConnectionCapWithEveryConnectionInARequestRefusesNewOnes) {
+  ServerOptions opts = options();
+  opts.max_connections = 2;
+  opts.header_timeout = kLong;
+  opts.request_timeout = kLong;
+  opts.idle_timeout = kLong;
+  std::mutex mu;
+  std::condition_variable cv;
+  int entered = 0;
+  bool release = false;
+  server_ = std::make_unique<HttpsServer>(
+      opts,
+      [&](const IncomingRequest& r) {
+        std::unique_lock lock(mu);
+        ++entered;
+        cv.notify_all();
+        cv.wait(lock, [&] { return release; });
+        return echo(r);
+      },
+      nullLogger(), [](std::string_view) { return true; }); // on the handler threads
+  ASSERT_TRUE(server_->start().ok());
+  std::vector<std::thread> requests;
+  requests.reserve(2);
+  std::atomic<int> answered{0};
+  for (int i = 0; i < 2; ++i) {
+    requests.emplace_back([&] {
+      HttpsClient c = client();
+      if (auto r = c.post("/block", "x"); r.ok() && r->status == 200) {
+        ++answered;
+      }
+    });
+  }
+  bool both_in = false;
+  {
+    std::unique_lock lock(mu);
+    both_in = cv.wait_for(lock, kMargin, [&] { return entered == 2; });
+  }
+  // Both connections are in a request: the third is closed, not them.
+  bool third_closed = false;
+  if (both_in) {
+    RawConnection third(server_->port(), RawConnection::Layer::kTcp);
+    third_closed = third.connected() && third.closedWithin(kMargin);
+  }
+  {
+    std::scoped_lock lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+  for (auto& t : requests) {
+    t.join();
+  }
+  ASSERT_TRUE(both_in);
+  EXPECT_TRUE(third_closed);
+  EXPECT_EQ(answered.load(), 2);
+}
+
 TEST(CertificatesTest, SelfSignedPairsLoadAndDiffer) {
   absl::StatusOr<PemPair> a = selfSignedPair("webhook.example");
   absl::StatusOr<PemPair> b = selfSignedPair("webhook.example");
@@ -294,6 +568,50 @@ TEST(PlaintextServerTest, KeepsTheConnectionAliveAndLimitsBodies) {
       server.port(),
       "POST /big HTTP/1.1\r\nHost: x\r\nContent-Length: 64\r\n\r\n" + std::string(64, 'x'));
   EXPECT_EQ(large.rfind("HTTP/1.1 413 ", 0), 0U) << large;
+}
+
+TEST(PlaintextServerTest, BoundsEachKeepAliveRequestsHeadersFromItsFirstByte) {
+  ServerOptions opts;
+  opts.transport = Transport::kPlaintext;
+  opts.address = "127.0.0.1";
+  opts.port = 0;
+  opts.header_timeout = std::chrono::milliseconds(300);
+  opts.request_timeout = kLong;
+  opts.idle_timeout = kLong;
+  HttpsServer server(opts, echo, nullLogger());
+  ASSERT_TRUE(server.start().ok());
+  RawConnection conn(server.port(), RawConnection::Layer::kTcp);
+  ASSERT_TRUE(conn.connected());
+  ASSERT_TRUE(conn.send("GET /1 HTTP/1.1\r\nHost: x\r\n\r\n"));
+  EXPECT_FALSE(conn.closedWithin(std::chrono::milliseconds(1000)));
+  EXPECT_NE(conn.received().find("GET /1 "), std::string::npos) << conn.received();
+  // Idle for more than the header timeout: the idle timeout governs until
+  // the next request's first byte.
+  ASSERT_TRUE(conn.send("GET /2 HTTP/1.1\r\nHost: x\r\n\r\n"));
+  EXPECT_FALSE(conn.closedWithin(std::chrono::milliseconds(1000)));
+  EXPECT_NE(conn.received().find("GET /2 "), std::string::npos) << conn.received();
+  // A third request whose headers trickle is cut off.
+  EXPECT_TRUE(conn.trickleUntilClosed("GET /3 HTTP/1.1\r\nX-Slow: ", kMargin));
+  EXPECT_EQ(conn.received().find("GET /3 "), std::string::npos) << conn.received();
+}
+
+TEST(PlaintextServerTest, DrainsABodyAfterA413ForOneShortTimeoutOnly) {
+  ServerOptions opts;
+  opts.transport = Transport::kPlaintext;
+  opts.address = "127.0.0.1";
+  opts.port = 0;
+  opts.max_body_bytes = 16;
+  opts.request_timeout = kLong;
+  opts.idle_timeout = kLong;
+  HttpsServer server(opts, echo, nullLogger());
+  ASSERT_TRUE(server.start().ok());
+  RawConnection conn(server.port(), RawConnection::Layer::kTcp);
+  ASSERT_TRUE(conn.connected());
+  // The body that follows the 413 trickles and never ends: the lingering
+  // close still ends.
+  EXPECT_TRUE(conn.trickleUntilClosed(
+      "POST /big HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000\r\n\r\n", kMargin));
+  EXPECT_EQ(conn.received().rfind("HTTP/1.1 413 ", 0), 0U) << conn.received();
 }
 
 TEST(PlaintextServerTest, AnEmptyAddressListensOnEveryInterface) {

@@ -81,6 +81,22 @@ TEST(ParseWatchEventTest, TypesAndErrors) {
   EXPECT_FALSE(parseWatchEvent("{").ok());
 }
 
+// A watch event carries an object, a Secret's data included: a malformed
+// one is named by offset and kind, never quoted (a number out of range is
+// an error, not an escaping exception).
+TEST(ParseWatchEventTest, ErrorsNeverQuoteTheEvent) {
+  const std::string data = "c2VjcmV0LUNBTkFSWS03ZjNh";
+  const std::string open = R"({"type":"ADDED","object":{"kind":"Secret","data":{"token":")";
+  for (const std::string& document :
+       {open + data, open + data + R"(\q"}}})", open + data + R"("},"n":1e999}})"}) {
+    auto event = parseWatchEvent(document);
+    ASSERT_FALSE(event.ok()) << document;
+    const std::string message(event.status().message());
+    EXPECT_NE(message.find("invalid JSON"), std::string::npos) << message;
+    EXPECT_EQ(message.find(data.substr(0, 8)), std::string::npos) << message;
+  }
+}
+
 TEST(HttpEventStreamTest, DecodesABodyInSmallPieces) {
   testing::FakeTransport transport;
   transport.respond(200, kStream);

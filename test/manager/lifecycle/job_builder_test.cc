@@ -1,3 +1,6 @@
+#include <map>
+#include <string>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -161,9 +164,9 @@ TEST(JobBuilderTest, Job) {
       {"name":"CHECKPOINT_DISABLE","value":"1"},
       {"name":"HTTPS_PROXY","value":"http://proxy:3128"}])"));
   EXPECT_FALSE(source.contains("envFrom")) << "credentials are env entries one by one";
-  EXPECT_EQ(
-      source["resources"],
-      json::parse(R"({"requests":{"cpu":"250m","memory":"512Mi"},"limits":{"memory":"2Gi"}})"));
+  EXPECT_EQ(source["resources"],
+            json::parse(R"({"requests":{"cpu":"250m","memory":"512Mi","ephemeral-storage":"3136Mi"},
+                      "limits":{"memory":"2Gi"}})"));
   EXPECT_EQ(source["securityContext"], json::parse(R"({
       "allowPrivilegeEscalation":false,"capabilities":{"drop":["ALL"]},
       "readOnlyRootFilesystem":true,"seccompProfile":{"type":"RuntimeDefault"}})"));
@@ -174,9 +177,9 @@ TEST(JobBuilderTest, Job) {
       {"name":"config","mountPath":"/captf/config","readOnly":true},
       {"name":"credentials","mountPath":"/var/run/captf/credentials","readOnly":true}])"));
   EXPECT_EQ(pod["volumes"], json::parse(R"([
-      {"name":"bin","emptyDir":{}},
-      {"name":"work","emptyDir":{}},
-      {"name":"tmp","emptyDir":{}},
+      {"name":"bin","emptyDir":{"sizeLimit":"64Mi"}},
+      {"name":"work","emptyDir":{"sizeLimit":"2Gi"}},
+      {"name":"tmp","emptyDir":{"sizeLimit":"1Gi"}},
       {"name":"config","secret":{"secretName":"captf-run-captf-c-tc1-apply-a2-abcdef"}},
       {"name":"credentials","secret":{"secretName":"captf-creds-aws","defaultMode":288}}])"));
 }
@@ -284,8 +287,8 @@ TEST(JobBuilderTest, AGitSourceFetchesIntoAnEmptyDirWithItsCredentials) {
   EXPECT_THAT(source["volumeMounts"], ::testing::Contains(json({{"name", "git-credentials"},
                                                                 {"mountPath", "/var/run/captf/git"},
                                                                 {"readOnly", true}})));
-  EXPECT_THAT(pod["volumes"],
-              ::testing::Contains(json({{"name", "source"}, {"emptyDir", json::object()}})));
+  EXPECT_THAT(pod["volumes"], ::testing::Contains(json::parse(
+                                  R"({"name":"source","emptyDir":{"sizeLimit":"1Gi"}})")));
   EXPECT_THAT(pod["volumes"], ::testing::Contains(json::parse(R"({"name":"git-credentials","secret":
                   {"secretName":"git-creds","defaultMode":288}})")));
   EXPECT_EQ((*built)["metadata"]["annotations"]["captf.io/git-commit"], std::string(40, 'c'));
@@ -295,6 +298,62 @@ TEST(JobBuilderTest, AGitSourceFetchesIntoAnEmptyDirWithItsCredentials) {
   r.git->commit = std::string(40, 'c');
   r.git->path = "../x";
   EXPECT_EQ(buildJob(r).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// docs/behaviour/jobs.md, volumes: every scratch emptyDir has a sizeLimit, and
+// the `source` container requests their sum as ephemeral-storage, so the
+// scheduler places the pod where that much disk is free. A policy's
+// resources that name ephemeral-storage keep their own (a limit below the
+// default request would otherwise make the Job invalid).
+TEST(JobBuilderTest, ScratchVolumesAreBoundedAndTheirSumIsRequested) {
+  const auto sizes = [](const json& pod) {
+    std::map<std::string, std::string> out;
+    for (const json& volume : pod["volumes"]) {
+      if (volume.contains("emptyDir")) {
+        out[volume["name"].get<std::string>()] = volume["emptyDir"].value("sizeLimit", "");
+      }
+    }
+    return out;
+  };
+  const auto pod_of = [](const JobBuildRequest& r) {
+    auto built = buildJob(r);
+    EXPECT_TRUE(built.ok()) << built.status();
+    return built.ok() ? (*built)["spec"]["template"]["spec"] : json::object();
+  };
+  const auto requested = [](const json& pod) {
+    return containerNamed(pod["containers"], "source")["resources"];
+  };
+
+  JobBuildRequest r = request();
+  json pod = pod_of(r);
+  EXPECT_EQ(sizes(pod),
+            (std::map<std::string, std::string>{{"bin", "64Mi"}, {"work", "2Gi"}, {"tmp", "1Gi"}}));
+  EXPECT_EQ(requested(pod)["requests"]["ephemeral-storage"], "3136Mi");
+  EXPECT_EQ(containerNamed(pod["initContainers"], "runner")["resources"]["requests"],
+            json::parse(R"({"cpu":"10m","memory":"32Mi"})"))
+      << "the init container writes only into bin, which the source container's request covers";
+
+  JobBuildRequest git = request();
+  git.image = "registry.example/runtimes/tofu:1.12.6";
+  git.git = GitFetch{"https://git.example.com/m.git", std::string(40, 'c'), "", "", ""};
+  pod = pod_of(git);
+  EXPECT_EQ(sizes(pod), (std::map<std::string, std::string>{
+                            {"bin", "64Mi"}, {"work", "2Gi"}, {"tmp", "1Gi"}, {"source", "1Gi"}}));
+  EXPECT_EQ(requested(pod)["requests"]["ephemeral-storage"], "4160Mi");
+
+  // The policy's resources replace the defaults whole; the request is added.
+  r.policy.resources = api::ResourceRequirements{};
+  r.policy.resources.requests["cpu"] = api::Quantity{"1"};
+  EXPECT_EQ(requested(pod_of(r)),
+            json::parse(R"({"requests":{"cpu":"1","ephemeral-storage":"3136Mi"}})"));
+  // Unless they name ephemeral-storage, as a request or as a limit.
+  r.policy.resources.requests["ephemeral-storage"] = api::Quantity{"8Gi"};
+  EXPECT_EQ(requested(pod_of(r)),
+            json::parse(R"({"requests":{"cpu":"1","ephemeral-storage":"8Gi"}})"));
+  r.policy.resources.requests.erase("ephemeral-storage");
+  r.policy.resources.limits["ephemeral-storage"] = api::Quantity{"1Gi"};
+  EXPECT_EQ(requested(pod_of(r)),
+            json::parse(R"({"requests":{"cpu":"1"},"limits":{"ephemeral-storage":"1Gi"}})"));
 }
 
 // docs/decisions/run-reports.md: with reports the runner gets the address

@@ -3,6 +3,7 @@
 
 #include "contract/digest.h"
 #include "manager/workspace/secrets.h"
+#include "test/contract/test_util.h"
 
 namespace captf::workspace {
 namespace {
@@ -68,6 +69,25 @@ TEST(DurableInputsTest, RejectsDamagedSecretsNamingThem) {
   auto bad = secret;
   bad["data"]["main.tf.json"] = "%%%";
   EXPECT_EQ(readDurableInputs(bad).status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+// The tfvars hold input values, sensitive ones included: a broken file is
+// named with the offset and the kind of error, never quoted.
+TEST(DurableInputsTest, BrokenTfvarsAreNamedNeverQuoted) {
+  const std::string value = "CANARY-7f3a9c2e5b10d4";
+  auto secret = durableInputsSecret(cluster(), root(), {"i", std::nullopt, ""});
+  for (const std::string& tfvars :
+       {R"({"cluster_name":")" + value, R"({"cluster_name":")" + value + R"(\q"})",
+        R"({"cluster_name":)" + value + "}"}) {
+    secret["data"]["terraform.tfvars.json"] = contract::base64Encode(tfvars);
+    const auto read = readDurableInputs(secret);
+    ASSERT_FALSE(read.ok());
+    EXPECT_EQ(read.status().code(), absl::StatusCode::kFailedPrecondition);
+    const std::string message(read.status().message());
+    EXPECT_THAT(message,
+                HasSubstr("captf-inputs-c-demo: terraform.tfvars.json: invalid JSON at byte "));
+    contract::testing::expectNoSecret(message, value);
+  }
 }
 
 TEST(DigestTest, PinsAndParsesImageIds) {

@@ -1,14 +1,24 @@
 #include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdio>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
 
+#include "contract/strings.h"
 #include "manager/workspace/state.h"
 #include "test/manager/workspace/testing.h"
 
 namespace captf::workspace {
 namespace {
 
+using ::captf::contract::strCat;
+using ::captf::contract::testing::expectNoSecret;
 using ::captf::workspace::testing::gzip;
 using ::captf::workspace::testing::stateSecret;
 using ::captf::workspace::testing::stateSecrets;
@@ -114,6 +124,161 @@ TEST(ReadStateTest, ClassifiesEveryProblemAndNamesTheSecret) {
     EXPECT_TRUE(read.chunks.empty());
     EXPECT_FALSE(read.secret_names.empty());
   }
+}
+
+// State is Secret content: what is wrong with it reaches the StateReadable
+// condition, a Warning Event and the run history, so the message says where
+// (a byte offset) and what kind, never a byte of the state.
+TEST(ReadStateTest, ErrorsNeverQuoteTheState) {
+  const std::string secret = "CANARY-7f3a9c2e5b10d4";
+  const std::string open =
+      R"({"version":4,"serial":1,"lineage":"l","outputs":{"p":{"value":")" + secret;
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {open, strCat("invalid JSON at byte ", open.size() + 1, ": unexpected end of input")},
+      {open + R"(\q"}}})", "invalid string"},
+      {open + "\x01\"}}}", "invalid string"},
+      {R"({"version":4,"serial":)" + secret + "}", "invalid literal"},
+      {R"({"version":")" + secret + R"(","serial":1,"lineage":"l"})", "not an integer"},
+  };
+  for (const auto& [state, part] : cases) {
+    SCOPED_TRACE(part);
+    const ReadState read = readState(kSuffix, stateSecrets(kSuffix, state, 2));
+    EXPECT_EQ(read.status, StateStatus::kCorrupt);
+    EXPECT_THAT(read.message, HasSubstr(part));
+    const std::string condition = stateMessage(StateVerdict::kCorrupt, read, kSuffix);
+    EXPECT_THAT(condition, HasSubstr(part));
+    expectNoSecret(read.message, secret);
+    expectNoSecret(condition, secret);
+  }
+}
+
+// What a child process's readState used: its verdict and how far its
+// resident set grew (KiB). Memory is measured in a child, by its peak
+// resident set, because AddressSanitizer reserves terabytes of address
+// space, so an address-space limit cannot bound it.
+struct ChildRead {
+  StateStatus status = StateStatus::kNotFound;
+  std::size_t managed_resources = 0;
+  long peak_growth_kib = -1;
+  double seconds = 0;
+};
+
+ChildRead readStateInChild(const std::vector<nlohmann::json>& secrets) {
+  std::array<int, 2> fds{};
+  if (pipe(fds.data()) != 0) {
+    ADD_FAILURE() << "pipe failed";
+    return {};
+  }
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    // The peak so far is the resident set inherited at the fork.
+    rusage before{};
+    getrusage(RUSAGE_SELF, &before);
+    const auto start = std::chrono::steady_clock::now();
+    const ReadState read = readState(kSuffix, secrets);
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+    rusage after{};
+    getrusage(RUSAGE_SELF, &after);
+    const ChildRead out{read.status, read.summary.managed_resources,
+                        after.ru_maxrss - before.ru_maxrss, took.count()};
+    const bool written = write(fds[1], &out, sizeof out) == static_cast<ssize_t>(sizeof out);
+    _exit(written ? 0 : 1);
+  }
+  close(fds[1]);
+  ChildRead out;
+  const bool got = read(fds[0], &out, sizeof out) == static_cast<ssize_t>(sizeof out);
+  close(fds[0]);
+  int wait_status = 0;
+  waitpid(pid, &wait_status, 0);
+  EXPECT_TRUE(got && WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0)
+      << "the child died (wait status " << wait_status << ")";
+  return out;
+}
+
+// `prefix`, `text` `repeats` times, then `suffix`, gzipped a piece at a time
+// (the bombs are larger than a test should hold).
+std::string gzipRepeated(std::string_view prefix, std::string_view text, std::size_t repeats,
+                         std::string_view suffix = {}) {
+  z_stream stream{};
+  deflateInit2(&stream, Z_BEST_COMPRESSION, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY);
+  std::string out;
+  std::string buffer(std::size_t{1} << 16, '\0');
+  const auto feed = [&](std::string_view in, int flush) {
+    // zlib's next_in is not const-qualified.
+    stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+    stream.avail_in = static_cast<uInt>(in.size());
+    do {
+      stream.next_out = reinterpret_cast<Bytef*>(buffer.data());
+      stream.avail_out = static_cast<uInt>(buffer.size());
+      deflate(&stream, flush);
+      out.append(buffer.data(), buffer.size() - stream.avail_out);
+    } while (stream.avail_out == 0);
+  };
+  const std::size_t per_block = std::max<std::size_t>(1, (std::size_t{1} << 20) / text.size());
+  std::string block;
+  for (std::size_t i = 0; i < per_block; ++i) {
+    block += text;
+  }
+  feed(prefix, Z_NO_FLUSH);
+  for (std::size_t done = 0; done < repeats; done += per_block) {
+    const std::size_t copies = std::min(per_block, repeats - done);
+    feed(std::string_view(block).substr(0, copies * text.size()), Z_NO_FLUSH);
+  }
+  feed(suffix, Z_FINISH);
+  deflateEnd(&stream);
+  return out;
+}
+
+// Bombs: inputs small as Secrets that would take far more memory or time to
+// read than their size. Each stays corrupt within a bounded resident set.
+TEST(ReadStateTest, BombsAreCorruptWithinBoundedMemory) {
+  constexpr long kBoundKib = 256L * 1024;
+  const std::string head = R"({"version":4,"serial":1,"lineage":"l",)";
+  const std::string in_outputs = head + R"("outputs":{"p":{"value":)";
+  struct Bomb {
+    const char* name;
+    std::string chunk;
+  };
+  const std::vector<Bomb> bombs = {
+      // A Secret-sized chunk inflating to 1 GiB, far over the 64 MiB cap.
+      {"gzip", gzipRepeated("", " ", std::size_t{1} << 30)},
+      {"nesting", gzipRepeated(head + R"("x":)", "[", std::size_t{16} << 20)},
+      {"nesting in outputs", gzipRepeated(in_outputs, "[", std::size_t{16} << 20)},
+      {"empty objects", gzipRepeated("[", "{},", std::size_t{4} << 20, "{}]")},
+      {"empty objects in resources",
+       gzipRepeated(head + R"("resources":[)", "{},", std::size_t{4} << 20, "{}]}")},
+      {"empty objects in outputs",
+       gzipRepeated(in_outputs + "[", "{},", std::size_t{4} << 20, "{}]}}}")},
+      {"one long string", gzipRepeated(head + R"("x":")", "x", std::size_t{16} << 20, "\"}")},
+  };
+  for (const Bomb& bomb : bombs) {
+    SCOPED_TRACE(bomb.name);
+    ASSERT_LE(bomb.chunk.size(), std::size_t{1} << 20) << "a chunk is at most 1 MiB";
+    const ChildRead read = readStateInChild({stateSecret(kSuffix, 0, bomb.chunk)});
+    EXPECT_EQ(read.status, StateStatus::kCorrupt);
+    EXPECT_GE(read.peak_growth_kib, 0);
+    EXPECT_LT(read.peak_growth_kib, kBoundKib);
+    std::printf("%s: %zu compressed bytes, peak resident growth %ld KiB, %.2f s\n", bomb.name,
+                bomb.chunk.size(), read.peak_growth_kib, read.seconds);
+  }
+}
+
+// A state large in resources costs memory for what is kept, not for its
+// size: the resources are scanned past.
+TEST(ReadStateTest, ManyResourcesAreCountedWithinBoundedMemory) {
+  constexpr std::size_t kResources = 50000;
+  const std::string chunk = gzipRepeated(
+      R"({"version":4,"serial":1,"lineage":"l","outputs":{},"resources":[)",
+      R"({"mode":"managed","type":"t","name":"n","instances":[{"attributes":{"a":[1,"x"]}}]},)",
+      kResources, R"({"mode":"data"}]})");
+  ASSERT_LE(chunk.size(), std::size_t{1} << 20);
+  const ChildRead read = readStateInChild({stateSecret(kSuffix, 0, chunk)});
+  EXPECT_EQ(read.status, StateStatus::kRead);
+  EXPECT_EQ(read.managed_resources, kResources);
+  EXPECT_LT(read.peak_growth_kib, 32L * 1024);
+  std::printf("resources: %zu compressed bytes, peak resident growth %ld KiB, %.2f s\n",
+              chunk.size(), read.peak_growth_kib, read.seconds);
 }
 
 TEST(ReadStateTest, KeepsTheInputsHashOfAnUnreadableState) {
