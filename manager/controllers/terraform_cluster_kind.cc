@@ -152,6 +152,7 @@ public:
       pass.status->initialization = api::Initialization{true};
       pass.event(kube::EventType::kNormal, "Provisioned", "cluster infrastructure provisioned");
     }
+    countPendingSample(pass, outputs.health);
     if (pass.provisioned) {
       reportHealth(pass, workspace::healthCondition(outputs.health));
     } else if (!latched) {

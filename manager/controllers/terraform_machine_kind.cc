@@ -108,6 +108,7 @@ public:
       t.status_.failure_domain = outputs.failure_domain;
       t.status_.interruptible = outputs.interruptible;
     }
+    countPendingSample(pass, outputs.health);
     if (pass.provisioned) {
       const workspace::HealthCondition health = workspace::machineHealthCondition(outputs, true);
       reportHealth(pass, health);

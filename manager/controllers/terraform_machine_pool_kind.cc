@@ -95,6 +95,7 @@ public:
       t.status_.replicas = outputs.replicas;
       t.status_.instances = outputs.instances;
     }
+    countPendingSample(pass, outputs.health);
     if (pass.provisioned) {
       reportHealth(pass, workspace::healthCondition(outputs.health));
     } else if (!latched) {

@@ -221,6 +221,11 @@ bool reportOutputs(WorkloadPass& pass, CaptfMetrics& metrics, workspace::Outputs
 // InfrastructureHealthy of a reading, with InstanceHealthy / InstanceUnhealthy
 // on a transition.
 void reportHealth(WorkloadPass& pass, const workspace::HealthCondition& health);
+// status.pendingRefreshes of a health sample bookkept this pass (none: left
+// as it is): one more when it reads `pending`, cleared by any other reading
+// (docs/behaviour/drift-and-health.md, "Unhealthy samples"). Provisioned or not: a
+// machine whose instance is still pending is not provisioned yet.
+void countPendingSample(WorkloadPass& pass, const std::optional<workspace::Health>& health);
 
 // What a kind adds to the pass. One instance serves every pass of its
 // controller, from several threads: implementations keep no per-pass

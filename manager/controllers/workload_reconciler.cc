@@ -132,6 +132,17 @@ void reportHealth(WorkloadPass& pass, const workspace::HealthCondition& health) 
   }
 }
 
+void countPendingSample(WorkloadPass& pass, const std::optional<workspace::Health>& health) {
+  if (!pass.health_sample) {
+    return;
+  }
+  if (health && health->state == api::HealthState::kPending) {
+    pass.status->pending_refreshes = pass.status->pending_refreshes.value_or(0) + 1;
+  } else {
+    pass.status->pending_refreshes.reset();
+  }
+}
+
 // ---- WorkloadReconciler ------------------------------------------------------------
 
 WorkloadReconciler::WorkloadReconciler(ReconcilerDeps deps, std::unique_ptr<WorkloadKind> kind)

@@ -445,6 +445,71 @@ TEST_F(TerraformMachineE2eTest, AnUnhealthyMachineIsReplacedThroughAMachineHealt
       << machines("sick").dump(2);
 }
 
+// docs/behaviour/drift-and-health.md "Unhealthy samples": a machine whose health
+// reads `pending` is refreshed again soon (30 s, then 1 m, ...), with drift
+// off too, and provisions once the reading turns `running`. (Before,
+// status.pendingRefreshes was never written: after the post-apply refresh
+// the machine waited for a drift check that, with drift off, never came.)
+TEST_F(TerraformMachineE2eTest, APendingMachineIsRefreshedSoonAndProvisionsWithDriftOff) {
+  // Pending for 40 s from its apply's plan: the apply's reading and the
+  // post-apply refresh's are both `pending`.
+  const std::string booting_image = runner::e2e::Images::get().module(
+      "tm-e2e-booting",
+      runner::e2e::noopModule(contract::Role::kMachine, "1",
+                              "resource \"terraform_data\" \"born\" {\n"
+                              "  input = plantimestamp()\n"
+                              "  lifecycle {\n"
+                              "    ignore_changes = [input]\n"
+                              "  }\n"
+                              "}\n"
+                              "output \"health\" {\n"
+                              "  value = {\n"
+                              "    state   = timecmp(plantimestamp(), "
+                              "timeadd(terraform_data.born.output, \"40s\")) < 0 ? \"pending\" : "
+                              "\"running\"\n"
+                              "    healthy = true\n"
+                              "    message = null\n"
+                              "    reasons = []\n"
+                              "  }\n"
+                              "}\n"),
+      env().tofu);
+  apply({{"apiVersion", "infrastructure.cluster.x-k8s.io/v1alpha1"},
+         {"kind", "TerraformMachineTemplate"},
+         {"metadata", {{"name", "booting"}, {"namespace", kNamespace}}},
+         {"spec",
+          {{"template",
+            {{"spec",
+              {{"source", {{"image", booting_image}}}, {"drift", {{"intervalSeconds", 0}}}}}}}}}});
+  createDeployment("boot", 1, "booting");
+  ASSERT_TRUE(eventually(
+      [] { return infraNames("boot").size() == 1 && !infraNames("boot").begin()->empty(); },
+      std::chrono::seconds(120)))
+      << machines("boot").dump(2);
+  const std::string infra = *infraNames("boot").begin();
+  ASSERT_TRUE(
+      eventually([&] { return !jobsOf(infra, "apply").empty(); }, std::chrono::seconds(120)))
+      << terraformMachine(infra).dump(2);
+  // While pending, the count of pending samples is in the status.
+  bool counted = false;
+  EXPECT_TRUE(eventually(
+      [&] {
+        const json status = terraformMachine(infra).value("status", json::object());
+        counted = counted || status.value("pendingRefreshes", 0) >= 1;
+        return provisioned("boot", 1);
+      },
+      std::chrono::seconds(240)))
+      << terraformMachine(infra).dump(2) << "\n"
+      << manager_.logText();
+  EXPECT_TRUE(counted) << terraformMachine(infra).dump(2);
+  EXPECT_FALSE(terraformMachine(infra).value("status", json::object()).contains("pendingRefreshes"))
+      << terraformMachine(infra).dump(2);
+  // The post-apply refresh and at least one more.
+  EXPECT_GE(jobsOf(infra, "refresh").size(), 2U);
+  scale("boot", 0);
+  ASSERT_TRUE(eventually([] { return machines("boot").empty(); }, std::chrono::seconds(360)))
+      << machines("boot").dump(2);
+}
+
 // The cluster operation gate with real Jobs, both ways: a cluster apply
 // waits for a machine apply in flight (keeping the cluster write Lease), and
 // a machine apply that comes meanwhile waits for the cluster's.
