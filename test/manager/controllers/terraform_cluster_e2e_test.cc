@@ -487,7 +487,7 @@ TEST_F(TerraformClusterE2eTest, OneTenantsManagedSecretsDoNotGrowTheManager) {
   constexpr int kPerCall = 25;
   const std::string flood = "tc-e2e-flood";
   ASSERT_EQ(kubectl({"create", "namespace", flood}).exit_code, 0);
-  const std::string blob(900 * 1024, 'A'); // base64
+  const std::string blob(std::size_t{900} * 1024, 'A'); // base64
   for (int first = 0; first < kSecrets; first += kPerCall) {
     json list = {{"apiVersion", "v1"}, {"kind", "List"}, {"items", json::array()}};
     for (int i = first; i < first + kPerCall; ++i) {
@@ -1118,7 +1118,7 @@ TEST_F(TerraformClusterE2eTest, UnreadableStateAndVariablesKeepTheirContentOutOf
           {{"name", "leak-vars"},
            {"namespace", kNamespace},
            {"labels", {{"captf.io/variables", "true"}}}}},
-         {"stringData", {{"size", "{\"token\": \"" + vars_canary + "\", \"zones\": [1, 2"}}}});
+         {"stringData", {{"size", R"({"token": ")" + vars_canary + R"(", "zones": [1, 2)"}}}});
   e2e::createClusterPair(kNamespace, varied, "c-leak-vars",
                          {{"source", {{"image", module_image_}}},
                           {"identityRef", {{"name", kIdentity}}},

@@ -688,7 +688,7 @@ TEST_F(KubeIntegrationTest, InformerOf5000ObjectsSyncsAndStaysInSyncUnder100Upda
 TEST_F(KubeIntegrationTest, SecretsCachedWithoutDataAreReadThroughABoundedMemo) {
   const GroupVersionKind secret_kind{"", "v1", "Secret"};
   constexpr int kSecrets = 24;
-  constexpr std::size_t kPayload = 200 * 1024; // base64 of 150 KiB
+  constexpr std::size_t kPayload = std::size_t{200} * 1024; // base64 of 150 KiB
   const auto secret = [&](int i, char fill) {
     return Json{{"apiVersion", "v1"},
                 {"kind", "Secret"},
