@@ -71,6 +71,11 @@ struct RunOptions {
   std::vector<std::string> backend_config;
   absl::Duration lock_timeout = absl::Minutes(5);
   absl::Duration stop_timeout = absl::Minutes(1);
+  // After an apply or destroy whose runtime could not save the state (the
+  // API server away), `state push errored.tfstate` is tried this many times,
+  // this far apart (docs/behaviour/jobs.md#execution-sequence). Not flags.
+  int errored_state_push_attempts = 24;
+  absl::Duration errored_state_push_delay = absl::Seconds(5);
   std::string force_unlock;
   bool guard_deletes = false;
   std::string inputs_hash;

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include <poll.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -43,6 +44,8 @@ constexpr std::size_t kMaxStateListBytes = std::size_t{64} * 1024 * 1024;
 constexpr std::size_t kMaxConfigFileBytes = std::size_t{16} * 1024 * 1024;
 constexpr std::size_t kMaxCredentialBytes = std::size_t{1024} * 1024;
 constexpr std::string_view kVarFileArg = "-var-file=terraform.tfvars.json";
+// What the runtime writes in the root when it cannot write the state.
+constexpr std::string_view kErroredState = "errored.tfstate";
 constexpr std::string_view kPlanFile = "plan.tfplan";
 constexpr std::string_view kRestoreStateFile = "restore.tfstate";
 
@@ -752,7 +755,11 @@ private:
       std::vector<std::string> args = withCommonFlags("apply");
       args.emplace_back("-auto-approve");
       args.emplace_back(kVarFileArg);
-      recordChanges(step(pb::STEP_APPLY, std::move(args)));
+      const auto applied = step(pb::STEP_APPLY, std::move(args));
+      recordChanges(applied);
+      if (!applied) {
+        saveErroredState();
+      }
       return;
     }
     const PlanOutcome plan = planAndShow(/*refresh=*/true);
@@ -778,7 +785,11 @@ private:
     }
     std::vector<std::string> args = withCommonFlags("apply");
     args.push_back(planPath());
-    recordChanges(step(pb::STEP_APPLY, std::move(args)));
+    const auto applied = step(pb::STEP_APPLY, std::move(args));
+    recordChanges(applied);
+    if (!applied) {
+      saveErroredState();
+    }
   }
 
   void planOnly() {
@@ -820,7 +831,51 @@ private:
     std::vector<std::string> args = withCommonFlags("destroy");
     args.emplace_back("-auto-approve");
     args.emplace_back(kVarFileArg);
-    recordChanges(step(pb::STEP_DESTROY, std::move(args)));
+    const auto destroyed = step(pb::STEP_DESTROY, std::move(args));
+    recordChanges(destroyed);
+    if (!destroyed) {
+      saveErroredState();
+    }
+  }
+
+  // An apply or destroy that failed may have changed resources and then
+  // failed to write the state (the API server restarting, etcd away): the
+  // runtime then leaves the state it could not write in errored.tfstate, in
+  // the pod, which ends with it, and the next run would create those
+  // resources again. So the runner pushes it, a few times while the API
+  // server comes back; the run stays failed either way
+  // (docs/behaviour/jobs.md#execution-sequence). The lock is this run's own
+  // (its release failed too) or free, and no other run starts while this
+  // pod runs, hence -lock=false.
+  void saveErroredState() {
+    const std::string errored = strCat(root_dir_, "/", kErroredState);
+    if (::access(errored.c_str(), F_OK) != 0) {
+      return;
+    }
+    ctx_.log.warning("the runtime could not write the state; pushing errored.tfstate");
+    for (int attempt = 1; attempt <= options_.errored_state_push_attempts; ++attempt) {
+      if (ctx_.stop.stopRequested() && attempt > 1) {
+        break;
+      }
+      auto run =
+          invoke({"state", "push", "-lock=false", std::string(kErroredState)}, StdoutUse::kLog, 0);
+      if (run.ok() && run->exitCode() == 0) {
+        ctx_.log.info("errored.tfstate pushed: the state is saved", {{"attempt", attempt}});
+        return;
+      }
+      if (attempt < options_.errored_state_push_attempts) {
+        waitOrStop(options_.errored_state_push_delay);
+      }
+    }
+    ctx_.log.error("errored.tfstate could not be pushed: the resources this run changed are not "
+                   "in the state",
+                   {{"attempts", options_.errored_state_push_attempts}});
+  }
+
+  // Waits `delay`, or less when a stop is requested.
+  void waitOrStop(absl::Duration delay) {
+    pollfd stop{ctx_.stop.pollFd(), POLLIN, 0};
+    ::poll(&stop, stop.fd < 0 ? 0 : 1, static_cast<int>(absl::ToInt64Milliseconds(delay)));
   }
 
   void restore() {

@@ -474,6 +474,53 @@ TEST_F(RunTest, SigtermDuringApplyIsInterrupted) {
   EXPECT_EQ(runner_.call("output"), nullptr);
 }
 
+// docs/behaviour/jobs.md#execution-sequence: an apply that changed resources
+// and could not write the state (the API server away) leaves errored.tfstate;
+// the runner pushes it until it lands, so the next run does not create the
+// resources again. The run stays failed.
+TEST_F(RunTest, AnApplyThatCouldNotWriteTheStatePushesErroredTfstate) {
+  options_.errored_state_push_delay = absl::ZeroDuration();
+  runner_.on("apply", FakeResponse{.exit_code = 1,
+                                   .stderr_text = "Error: Failed to save state\n",
+                                   .side_effect = [this] {
+                                     writeText(dir_ / "work/root/errored.tfstate", "{}");
+                                   }});
+  // The first push fails (the API server still away), the second lands.
+  runner_.on("state push", FakeResponse{.exit_code = 1, .side_effect = [this] {
+                                          runner_.on("state push", FakeResponse{});
+                                        }});
+  const RunOutcome outcome = execute();
+  EXPECT_EQ(outcome.exit_code, 1);
+  EXPECT_EQ(outcome.result.error().step(), pb::STEP_APPLY);
+  const std::vector<std::string> commands = runner_.commands();
+  EXPECT_EQ(std::count(commands.begin(), commands.end(), "state push"), 2);
+  EXPECT_THAT(argsOf("state push"),
+              ::testing::ElementsAre("state", "push", "-lock=false", "errored.tfstate"));
+  EXPECT_THAT(log_.stream.str(), HasSubstr("errored.tfstate pushed"));
+}
+
+TEST_F(RunTest, AFailedApplyWithoutErroredTfstatePushesNothing) {
+  options_.errored_state_push_delay = absl::ZeroDuration();
+  runner_.on("apply", FakeResponse{.exit_code = 1, .stderr_text = "Error: boom\n"});
+  const RunOutcome outcome = execute();
+  EXPECT_EQ(outcome.exit_code, 1);
+  EXPECT_EQ(runner_.call("state push"), nullptr);
+}
+
+TEST_F(RunTest, ErroredTfstateThatNeverLandsIsTriedABoundedNumberOfTimes) {
+  options_.errored_state_push_delay = absl::ZeroDuration();
+  options_.errored_state_push_attempts = 3;
+  runner_.on("apply", FakeResponse{.exit_code = 1, .side_effect = [this] {
+                                     writeText(dir_ / "work/root/errored.tfstate", "{}");
+                                   }});
+  runner_.on("state push", FakeResponse{.exit_code = 1});
+  const RunOutcome outcome = execute();
+  EXPECT_EQ(outcome.exit_code, 1);
+  const std::vector<std::string> commands = runner_.commands();
+  EXPECT_EQ(std::count(commands.begin(), commands.end(), "state push"), 3);
+  EXPECT_THAT(log_.stream.str(), HasSubstr("errored.tfstate could not be pushed"));
+}
+
 TEST_F(RunTest, StopBetweenStepsStartsNoFurtherStep) {
   runner_.on("init", FakeResponse{.side_effect = [this] { stop_.requested = true; }});
   const RunOutcome outcome = execute();
