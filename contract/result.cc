@@ -221,7 +221,9 @@ std::string protoFieldPath(std::string_view message) {
 
 absl::Status checkContract(const pb::RunResult& result) {
   std::vector<std::string> errors;
-  if (result.operation() == pb::OPERATION_UNSPECIFIED) {
+  // Proto3 enums are open: a number outside the enum parses, and would
+  // reach status as an empty name. Every enum is checked against its names.
+  if (operationName(result.operation()).empty()) {
     errors.emplace_back("operation is missing or unknown");
   }
   switch (result.outcome_case()) {
@@ -235,8 +237,11 @@ absl::Status checkContract(const pb::RunResult& result) {
     break;
   case pb::RunResult::kError: {
     const pb::RunError& error = result.error();
-    if (error.kind() == pb::ERROR_KIND_UNSPECIFIED) {
+    if (errorKindName(error.kind()).empty()) {
       errors.emplace_back("error.kind is missing or unknown");
+    }
+    if (error.step() != pb::STEP_UNSPECIFIED && stepName(error.step()).empty()) {
+      errors.emplace_back("error.step is unknown");
     }
     if (error.kind() == pb::ERROR_KIND_STEP && error.step() == pb::STEP_UNSPECIFIED) {
       errors.emplace_back("a step error does not name its step");
@@ -255,9 +260,14 @@ absl::Status checkContract(const pb::RunResult& result) {
     errors.push_back(strCat(result.steps_size(), " steps, over ", kMaxSteps));
   }
   for (int i = 0; i < result.steps_size(); ++i) {
-    if (result.steps(i).step() == pb::STEP_UNSPECIFIED) {
-      errors.push_back(strCat("steps[", i, "] does not name its step"));
+    if (stepName(result.steps(i).step()).empty()) {
+      errors.push_back(strCat("steps[", i, "] does not name a known step"));
     }
+  }
+  // Copied into status.plan as it is (approvals name it), so never clipped.
+  if (result.plan().plan_hash().size() > kMaxPlanHashBytes) {
+    errors.push_back(strCat("plan.planHash is ", result.plan().plan_hash().size(), " bytes, over ",
+                            kMaxPlanHashBytes));
   }
   if (std::cmp_greater(result.plan().resources_size(), kMaxPlanResources)) {
     errors.push_back(

@@ -64,8 +64,9 @@ std::string encodeResult(const captf::runner::v1alpha1::RunResult& result);
 // document: "): empty input, more than kMaxResultBytes, invalid JSON (with
 // its byte offset), a value of the wrong type, and a document that breaks
 // the contract: no operation, no outcome, an error without a kind, a step
-// error without its step, an exit code that contradicts the outcome, or
-// lists and strings over the bounds above.
+// error without its step, an enum number outside its enum (operation, error
+// kind, a step), an exit code that contradicts the outcome, or lists and
+// strings over the bounds above (the summary, the plan hash, resources).
 absl::StatusOr<captf::runner::v1alpha1::RunResult> decodeResult(std::string_view text);
 
 } // namespace captf::contract

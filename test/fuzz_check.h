@@ -11,8 +11,11 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <string_view>
+#include <vector>
 
+#include "absl/status/status.h"
 #include "contract/text.h"
 
 namespace captf::fuzz {
@@ -34,6 +37,33 @@ inline void checkNoCanary(std::string_view text, const char* what) {
                  static_cast<int>(text.size() > 400 ? 400 : text.size()), text.data());
     std::abort();
   }
+}
+
+// Aborts when the message of `status` quotes the canary.
+inline void checkNoCanary(const absl::Status& status, const char* what) {
+  checkNoCanary(std::string(status.message()), what);
+}
+
+// For a target's LLVMFuzzerInitialize: unless the command line names a
+// -max_len, the run gets -max_len=`max_len` (the real bound of the input).
+// libFuzzer reads the flags after LLVMFuzzerInitialize returns, so they are
+// kept here for the life of the process. The replay driver of the other
+// presets never calls LLVMFuzzerInitialize.
+inline void defaultMaxLen(int* argc, char*** argv, std::size_t max_len) {
+  static std::vector<char*> args;
+  static std::string flag;
+  const std::vector<char*> given(*argv, *argv + *argc);
+  for (const char* arg : given) {
+    if (std::string_view(arg).starts_with("-max_len=")) {
+      return;
+    }
+  }
+  flag = "-max_len=" + std::to_string(max_len);
+  args = given;
+  args.insert(args.begin() + 1, flag.data());
+  args.push_back(nullptr);
+  *argc = static_cast<int>(args.size() - 1);
+  *argv = args.data();
 }
 
 inline bool validUtf8(std::string_view text) {

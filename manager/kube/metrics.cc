@@ -186,7 +186,7 @@ void MetricsRegistry::gaugeFunc(const std::string& name, const std::string& help
 std::string MetricsRegistry::render() const {
   std::scoped_lock lock(mu_);
   std::string out;
-  for (const auto& item : entries_) {
+  for (const auto& item : entries_) { // NOLINT(modernize-use-structured-binding): see below
     // References, not a structured binding: the lambdas below capture them,
     // which clang 14 (the fuzz preset) does not allow for a binding.
     const auto& name = item.first;

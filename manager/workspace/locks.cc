@@ -4,6 +4,7 @@
 
 #include "contract/json_adapter.h"
 #include "contract/strings.h"
+#include "contract/text.h"
 #include "manager/workspace/json_util.h"
 
 namespace captf::workspace {
@@ -19,11 +20,21 @@ std::string member(const nlohmann::json& object, const char* key) {
   return found->get<std::string>();
 }
 
+// Whoever can write Leases writes the lock info: a field goes into a
+// message (a condition's, an Event's) clipped to this many bytes, so that the
+// message stays far below the CRD's cap on a condition message
+// (docs/behaviour/state.md#locks).
+constexpr std::size_t kMaxShownBytes = 256;
+
+std::string shown(std::string_view text) {
+  return contract::clipText(contract::sanitizeUtf8(text), kMaxShownBytes);
+}
+
 std::string describe(const LockInfo& lock) {
-  return strCat("lock ", lock.id.empty() ? "(no ID)" : lock.id, " held by ",
-                lock.who.empty() ? "an unknown holder" : lock.who, " for ",
-                lock.operation.empty() ? "an unknown operation" : lock.operation, " since ",
-                lock.created.empty() ? "an unknown time" : lock.created);
+  return strCat("lock ", lock.id.empty() ? "(no ID)" : shown(lock.id), " held by ",
+                lock.who.empty() ? "an unknown holder" : shown(lock.who), " for ",
+                lock.operation.empty() ? "an unknown operation" : shown(lock.operation), " since ",
+                lock.created.empty() ? "an unknown time" : shown(lock.created));
 }
 
 // The hostname after `Who`'s last `@` ("" without one): in a Job, the pod.
@@ -88,12 +99,12 @@ LockDecision decideLock(const std::optional<LockInfo>& lock, const OwnRunners& o
                                 [&host](const RunnerPod& p) { return p.name == host; });
   if (pod != own.pods.end() && !pod->finished) {
     decision.state = LockState::kLive;
-    decision.message =
-        strCat("State is locked by the running runner pod ", host, " (", describe(*lock), ")");
+    decision.message = strCat("State is locked by the running runner pod ", shown(host), " (",
+                              describe(*lock), ")");
     return decision;
   }
   decision.state = LockState::kStale;
-  decision.message = strCat("Stale ", describe(*lock), ": runner pod ", host,
+  decision.message = strCat("Stale ", describe(*lock), ": runner pod ", shown(host),
                             pod == own.pods.end() ? " no longer exists" : " has finished",
                             "; the next Job force-unlocks it");
   return decision;

@@ -1,6 +1,7 @@
 #include "manager/workspace/result.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <utility>
 
 #include "contract/plan.h"
@@ -79,9 +80,12 @@ absl::StatusOr<RunReport> parseRunResult(std::string_view job_name, api::Operati
     api::RunStep out;
     out.name = std::string(contract::stepName(step.step()));
     out.exit_code = step.exit_code();
-    if (step.has_duration() && step.duration().seconds() >= 0) {
-      out.duration_milliseconds =
-          step.duration().seconds() * 1000 + step.duration().nanos() / 1'000'000;
+    // Only a duration that is not negative as a whole: "-0.5s" is 0 seconds
+    // and -5e8 nanoseconds, and status' durationMilliseconds has minimum 0.
+    const std::int64_t milliseconds =
+        step.duration().seconds() * 1000 + step.duration().nanos() / 1'000'000;
+    if (step.has_duration() && step.duration().seconds() >= 0 && milliseconds >= 0) {
+      out.duration_milliseconds = milliseconds;
     }
     report.last_run.steps.push_back(std::move(out));
   }

@@ -354,7 +354,7 @@ TEST(DecodeResultTest, EnforcesTheContract) {
       {R"({"operation":"OPERATION_APPLY","exitCode":1,"error":{"kind":"ERROR_KIND_STEP"}})",
        "a step error does not name its step"},
       {R"({"operation":"OPERATION_APPLY","succeeded":{},"steps":[{"exitCode":0}]})",
-       "steps[0] does not name its step"},
+       "steps[0] does not name a known step"},
       {R"({"operation":"OPERATION_APPLY","exitCode":1,"error":{"kind":"ERROR_KIND_INTERRUPTED",
           "summary":")" +
            std::string(513, 's') + R"("}})",
@@ -374,6 +374,32 @@ TEST(DecodeResultTest, EnforcesTheContract) {
   }
   many_steps += "]}";
   EXPECT_NE(decodeResult(many_steps).status().message().find("17 steps"), std::string::npos);
+}
+
+// What the CRD would refuse in status (found by workspace_result_fuzz):
+// proto3 enums are open, so a number outside an enum parses and would reach
+// status.lastRun as an empty name; a plan hash is copied as it is.
+TEST(DecodeResultTest, RejectsWhatStatusCannotHold) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"operation":99,"succeeded":{}})", "operation is missing or unknown"},
+      {R"({"operation":"OPERATION_APPLY","succeeded":{},"steps":[{"step":99}]})",
+       "steps[0] does not name a known step"},
+      {R"({"operation":"OPERATION_APPLY","exitCode":1,"error":{"kind":77}})",
+       "error.kind is missing or unknown"},
+      {R"({"operation":"OPERATION_APPLY","exitCode":1,"error":{"kind":"ERROR_KIND_STEP","step":42}})",
+       "error.step is unknown"},
+      // Not an enum, also found by the fuzzer: status.plan.planHash is
+      // copied as it is, and the CRD caps it at 128.
+      {R"({"operation":"OPERATION_PLAN","succeeded":{},"plan":{"planHash":")" +
+           std::string(129, 'h') + R"("}})",
+       "plan.planHash is 129 bytes, over 128"},
+  };
+  for (const auto& [text, expected] : cases) {
+    const auto status = decodeResult(text).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << text;
+    EXPECT_NE(status.message().find(expected), std::string::npos)
+        << "want \"" << expected << "\" in: " << status;
+  }
 }
 
 } // namespace

@@ -24,9 +24,6 @@
 // whiteouts, compression frames) fits, and so does a bomb. Run:
 //   build/fuzz/test/lint/captf_lint_oci_layer_fuzz -max_total_time=600
 //       /tmp/layer-corpus test/lint/fuzz/oci_layer_corpus
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -37,6 +34,9 @@
 #include <string_view>
 #include <system_error>
 #include <vector>
+
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "lint/oci/extract.h"
 #include "test/fuzz_check.h"
@@ -95,8 +95,8 @@ private:
 };
 
 const fs::path& scratch() {
-  static const Scratch scratch;
-  return scratch.dir();
+  static const Scratch kScratch;
+  return kScratch.dir();
 }
 
 bool normalized(std::string_view path) {
@@ -173,25 +173,10 @@ void checkMaterialized(const fs::path& dest) {
 
 } // namespace
 
-// libFuzzer calls this before it reads its flags: without a -max_len of its
-// own, the run gets -max_len=1048576. The replay driver of the other presets
-// never calls it.
+// Without a -max_len of its own, a run gets -max_len=1048576.
 // NOLINTNEXTLINE(readability-identifier-naming): the name libFuzzer looks for.
 extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
-  // libFuzzer reads the flags after this returns: they must outlive it.
-  static std::vector<char*> args;
-  static std::string max_len = "-max_len=1048576";
-  const std::vector<char*> given(*argv, *argv + *argc);
-  for (const char* arg : given) {
-    if (std::string_view(arg).starts_with("-max_len=")) {
-      return 0;
-    }
-  }
-  args = given;
-  args.insert(args.begin() + 1, max_len.data());
-  args.push_back(nullptr);
-  *argc = static_cast<int>(args.size() - 1);
-  *argv = args.data();
+  captf::fuzz::defaultMaxLen(argc, argv, 1048576);
   return 0;
 }
 
@@ -221,7 +206,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const fs::path dest = scratch() / "module";
   auto image = oci::flattenLayers(layers, names, staging, oci::keepForChecks, kLimits);
   if (!image.ok()) {
-    captf::fuzz::checkNoCanary(image.status().message(), "flattenLayers' error");
+    captf::fuzz::checkNoCanary(image.status(), "flattenLayers' error");
   } else {
     checkTree(*image, staging);
     auto problems = oci::materializeTree(*image, "/captf/module", dest);

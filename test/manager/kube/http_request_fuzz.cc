@@ -54,6 +54,7 @@ public:
   ChunkStream(std::string_view bytes, std::size_t chunk) : rest_(bytes), chunk_(chunk) {}
 
   template <class MutableBuffers>
+  // NOLINTNEXTLINE(readability-identifier-naming): the name Beast's streams have.
   std::size_t read_some(const MutableBuffers& buffers, boost::system::error_code& ec) {
     if (rest_.empty()) {
       ec = boost::asio::error::eof;
@@ -66,6 +67,7 @@ public:
     return n;
   }
 
+  // NOLINTNEXTLINE(readability-identifier-naming): the name Beast's streams have.
   template <class MutableBuffers> std::size_t read_some(const MutableBuffers& buffers) {
     boost::system::error_code ec;
     const std::size_t n = read_some(buffers, ec);
@@ -86,25 +88,10 @@ void checkError(const boost::system::error_code& ec) {
 
 } // namespace
 
-// libFuzzer calls this before it reads its flags: without a -max_len of its
-// own, the run gets -max_len=131072. The replay driver of the other presets
-// never calls it.
+// Without a -max_len of its own, a run gets -max_len=131072.
 // NOLINTNEXTLINE(readability-identifier-naming): the name libFuzzer looks for.
 extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
-  // libFuzzer reads the flags after this returns: they must outlive it.
-  static std::vector<char*> args;
-  static std::string max_len = "-max_len=131072";
-  const std::vector<char*> given(*argv, *argv + *argc);
-  for (const char* arg : given) {
-    if (std::string_view(arg).starts_with("-max_len=")) {
-      return 0;
-    }
-  }
-  args = given;
-  args.insert(args.begin() + 1, max_len.data());
-  args.push_back(nullptr);
-  *argc = static_cast<int>(args.size() - 1);
-  *argv = args.data();
+  captf::fuzz::defaultMaxLen(argc, argv, 131072);
   return 0;
 }
 

@@ -18,7 +18,8 @@
 // options and one with tiny bounds (every clip and eviction path).
 // Invariants:
 //   - no crash, leak or undefined behaviour;
-//   - the sequence accepted never goes back, and covers the batch taken;
+//   - the sequence accepted never goes back while the run is tracked (a
+//     run forgotten beyond max_runs starts again), and covers the batch;
 //   - the tail kept is at most tail_lines lines of at most line_bytes
 //     bytes each, valid UTF-8 (it goes into the run history in status);
 //   - at most one Event per event taken, each with a known reason, a
@@ -57,7 +58,7 @@ public:
   void event(const json& regarding, captf::kube::EventType /*type*/, std::string_view reason,
              std::string_view action, std::string_view note) override {
     static const std::set<std::string_view> kReasons = {
-        "RunStarted", "StepStarted",      "StepSucceeded", "StepFailed",
+        "RunStarted",  "StepStarted",      "StepSucceeded", "StepFailed",
         "PlanSummary", "ResourcesChanged", "RunFinished"};
     check(kReasons.contains(reason), "an Event has a known reason");
     check(action == "Run", "an Event's action is Run");
@@ -102,13 +103,16 @@ struct Sink {
 
   void deliver(bool owned, const std::vector<pb::ReportRequest>& batch) {
     const json& j = owned ? ownedJob() : strayJob();
+    std::uint64_t& last = accepted[owned ? 0 : 1];
+    if (!reports.tail(captf::kube::meta::uid(j)).reported) {
+      last = 0; // not tracked: never seen, or forgotten beyond max_runs
+    }
     const std::size_t before = events.posted();
     const std::uint64_t through = reports.ingest(j, batch);
     std::uint64_t highest = 0;
     for (const pb::ReportRequest& event : batch) {
       highest = std::max(highest, event.sequence());
     }
-    std::uint64_t& last = accepted[owned ? 0 : 1];
     check(through >= last, "the accepted sequence never goes back");
     check(through >= highest, "the accepted sequence covers the batch");
     last = through;
@@ -122,12 +126,12 @@ struct Sink {
   }
 
   static const json& ownedJob() {
-    static const json j = job(true);
-    return j;
+    static const json kJob = job(true);
+    return kJob;
   }
   static const json& strayJob() {
-    static const json j = job(false);
-    return j;
+    static const json kJob = job(false);
+    return kJob;
   }
 };
 
@@ -141,39 +145,25 @@ std::uint32_t bigEndian32(std::string_view bytes) {
 
 } // namespace
 
-// libFuzzer calls this before it reads its flags: without a -max_len of its
-// own, the run gets -max_len=1048576 (contract::kMaxReportCallBytes). The
-// replay driver of the other presets never calls it.
+// Without a -max_len of its own, a run gets -max_len=1048576.
 // NOLINTNEXTLINE(readability-identifier-naming): the name libFuzzer looks for.
 extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
-  // libFuzzer reads the flags after this returns: they must outlive it.
-  static std::vector<char*> args;
-  static std::string max_len = "-max_len=1048576";
-  const std::vector<char*> given(*argv, *argv + *argc);
-  for (const char* arg : given) {
-    if (std::string_view(arg).starts_with("-max_len=")) {
-      return 0;
-    }
-  }
-  args = given;
-  args.insert(args.begin() + 1, max_len.data());
-  args.push_back(nullptr);
-  *argc = static_cast<int>(args.size() - 1);
-  *argv = args.data();
+  captf::fuzz::defaultMaxLen(argc, argv, captf::contract::kMaxReportCallBytes);
   return 0;
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const captf::reports::ReportServerLimits limits;
   Sink manager_sink(captf::reports::RunReportsOptions{});
-  Sink tiny_sink(captf::reports::RunReportsOptions{.tail_lines = 2, .line_bytes = 5, .max_runs = 1});
+  Sink tiny_sink(
+      captf::reports::RunReportsOptions{.tail_lines = 2, .line_bytes = 5, .max_runs = 1});
 
   std::string_view rest(reinterpret_cast<const char*>(data), size);
   bool owned = true;
   std::vector<pb::ReportRequest> batch;
   std::size_t bytes = 0;
   bool refused = false; // the call broke a bound: it delivers nothing
-  const auto endCall = [&] {
+  const auto end_call = [&] {
     if (!refused) {
       manager_sink.deliver(owned, batch);
       tiny_sink.deliver(owned, batch);
@@ -188,7 +178,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string_view message = rest.substr(5, length);
     rest.remove_prefix(5 + length);
     if (flag != 0) {
-      endCall();
+      end_call();
       owned = (flag & 1U) == 0;
       continue;
     }
@@ -209,6 +199,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     batch.push_back(std::move(event));
   }
-  endCall();
+  end_call();
   return 0;
 }

@@ -2,8 +2,8 @@
 // the lock Lease and its `app.terraform.io/lock-info` annotation are written
 // by whoever can write Leases in the namespace, the runner's module code
 // included. The bytes are read twice: as the annotation's text on a held
-// Lease, and, when they parse as a JSON object, as the Lease itself. Each read goes through readLock and decideLock with this
-// object's Jobs and pods. Invariants:
+// Lease, and, when they parse as a JSON object, as the Lease itself. Each read goes through
+// readLock and decideLock with this object's Jobs and pods. Invariants:
 //   - no crash, leak or undefined behaviour;
 //   - the decision's message, which becomes the StateReadable condition's
 //     message and a Warning Event, is bounded (the CRD caps a condition's
@@ -41,12 +41,12 @@ namespace workspace = captf::workspace;
 constexpr std::size_t kMaxMessageBytes = 4096;
 
 const workspace::OwnRunners& ownRunners() {
-  static const workspace::OwnRunners own{
+  static const workspace::OwnRunners kOwn{
       .job_names = {"tfm-web-apply-7c9d2", "tfm-web-plan-1a2b3"},
       .pods = {{.name = "tfm-web-apply-7c9d2-xk2lp", .finished = false},
                {.name = "tfm-web-plan-1a2b3-q8n4v", .finished = true}},
   };
-  return own;
+  return kOwn;
 }
 
 void exercise(const nlohmann::json& lease, bool quotable_annotation) {
@@ -69,8 +69,7 @@ void exercise(const nlohmann::json& lease, bool quotable_annotation) {
       decision.state == workspace::LockState::kStale) {
     check(ours, "only a pod of the object's Jobs holds a live or stale lock");
   } else {
-    check(decision.state == workspace::LockState::kForeign && !ours,
-          "any other holder is foreign");
+    check(decision.state == workspace::LockState::kForeign && !ours, "any other holder is foreign");
   }
 }
 
@@ -85,25 +84,10 @@ nlohmann::json leaseWith(std::string_view annotation) {
 
 } // namespace
 
-// libFuzzer calls this before it reads its flags: without a -max_len of its
-// own, the run gets -max_len=262144. The replay driver of the other presets
-// never calls it.
+// Without a -max_len of its own, a run gets -max_len=262144.
 // NOLINTNEXTLINE(readability-identifier-naming): the name libFuzzer looks for.
 extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
-  // libFuzzer reads the flags after this returns: they must outlive it.
-  static std::vector<char*> args;
-  static std::string max_len = "-max_len=262144";
-  const std::vector<char*> given(*argv, *argv + *argc);
-  for (const char* arg : given) {
-    if (std::string_view(arg).starts_with("-max_len=")) {
-      return 0;
-    }
-  }
-  args = given;
-  args.insert(args.begin() + 1, max_len.data());
-  args.push_back(nullptr);
-  *argc = static_cast<int>(args.size() - 1);
-  *argv = args.data();
+  captf::fuzz::defaultMaxLen(argc, argv, 262144);
   return 0;
 }
 

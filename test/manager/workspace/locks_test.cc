@@ -87,5 +87,29 @@ TEST(LocksTest, ForeignMessageNamesHolderOperationAndTime) {
   EXPECT_THAT(decision.message, HasSubstr("2026-01-02T03:04:05Z"));
 }
 
+// Whoever can write Leases writes the lock info, up to the API server's
+// 256 KiB of annotations: each field is clipped in the message, which
+// becomes the StateReadable condition's (the CRD caps it at 32768
+// characters) and an Event's; the decision and the lock ID are unchanged
+// (found by workspace_lock_fuzz).
+TEST(LocksTest, MessageClipsEachFieldOfTheLockInfo) {
+  const std::string huge(100'000, 'w');
+  const nlohmann::json info = {{"ID", "id-" + huge},
+                               {"Operation", huge},
+                               {"Who", "runner@captf-m-x-apply-a1-abcdef-" + huge},
+                               {"Created", huge}};
+  const OwnRunners own{.job_names = {"captf-m-x-apply-a1-abcdef"}, .pods = {}};
+  const auto lock = readLock(lease("id", info.dump()));
+  ASSERT_TRUE(lock.has_value());
+  EXPECT_EQ(lock->id, "id-" + huge);
+  const auto stale = decideLock(lock, own);
+  EXPECT_EQ(stale.state, LockState::kStale);
+  EXPECT_LT(stale.message.size(), 2048U);
+  EXPECT_THAT(stale.message, HasSubstr("held by runner@captf-m-x-apply-a1-abcdef-www"));
+  const auto foreign = decideLock(lock, {});
+  EXPECT_EQ(foreign.state, LockState::kForeign);
+  EXPECT_LT(foreign.message.size(), 2048U);
+}
+
 } // namespace
 } // namespace captf::workspace

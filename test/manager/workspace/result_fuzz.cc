@@ -93,25 +93,10 @@ void checkReport(const workspace::RunReport& report) {
 
 } // namespace
 
-// libFuzzer calls this before it reads its flags: without a -max_len of its
-// own, the run gets -max_len=4096 (contract::kMaxResultBytes). The replay
-// driver of the other presets never calls it.
+// Without a -max_len of its own, a run gets -max_len=4096.
 // NOLINTNEXTLINE(readability-identifier-naming): the name libFuzzer looks for.
 extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
-  // libFuzzer reads the flags after this returns: they must outlive it.
-  static std::vector<char*> args;
-  static std::string max_len = "-max_len=4096";
-  const std::vector<char*> given(*argv, *argv + *argc);
-  for (const char* arg : given) {
-    if (std::string_view(arg).starts_with("-max_len=")) {
-      return 0;
-    }
-  }
-  args = given;
-  args.insert(args.begin() + 1, max_len.data());
-  args.push_back(nullptr);
-  *argc = static_cast<int>(args.size() - 1);
-  *argv = args.data();
+  captf::fuzz::defaultMaxLen(argc, argv, contract::kMaxResultBytes);
   return 0;
 }
 
@@ -119,7 +104,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   auto decoded = contract::decodeResult(text);
   if (!decoded.ok()) {
-    checkNoCanary(decoded.status().message(), "decodeResult's error");
+    checkNoCanary(decoded.status(), "decodeResult's error");
   } else {
     const std::string again = contract::encodeResult(*decoded);
     check(again.size() <= contract::kMaxResultBytes, "encodeResult stays within 4096 bytes");
@@ -139,7 +124,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       check(decoded.ok(), "parseRunResult takes only what decodeResult takes");
       checkReport(*report);
     } else {
-      checkNoCanary(report.status().message(), "parseRunResult's error");
+      checkNoCanary(report.status(), "parseRunResult's error");
     }
   }
   return 0;

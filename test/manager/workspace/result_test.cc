@@ -152,5 +152,19 @@ TEST(RunResultTest, NeverTrustsTheMessage) {
   EXPECT_TRUE(bare.steps.empty());
 }
 
+// "-0.5s" is 0 seconds and -5e8 nanoseconds: a step duration that is
+// negative as a whole is left out, never written as a negative
+// durationMilliseconds, which the CRD refuses (found by
+// workspace_result_fuzz).
+TEST(RunResultTest, LeavesOutANegativeStepDuration) {
+  const auto report = parseRunResult(
+      "job-9", api::Operation::kApply,
+      R"({"operation":"OPERATION_APPLY","succeeded":{},"steps":[{"step":"STEP_INIT","duration":"-0.5s"},{"step":"STEP_APPLY","duration":"1.5s"}]})");
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_EQ(report->last_run.steps.size(), 2U);
+  EXPECT_EQ(report->last_run.steps[0].duration_milliseconds, std::nullopt);
+  EXPECT_EQ(report->last_run.steps[1].duration_milliseconds, 1500);
+}
+
 } // namespace
 } // namespace captf::workspace

@@ -21,6 +21,7 @@
 #include "manager/workspace/backups.h"
 #include "manager/workspace/outputs.h"
 #include "manager/workspace/state.h"
+#include "test/fuzz_check.h"
 
 namespace {
 
@@ -47,26 +48,11 @@ void exercise(const std::vector<nlohmann::json>& secrets) {
 
 } // namespace
 
-// libFuzzer calls this before it reads its flags: without a -max_len of its
-// own, the run gets -max_len=1048576 (libFuzzer's default is 4096 bytes, far
-// below a 1 MiB state chunk). The replay driver of the other presets never
-// calls it.
+// Without a -max_len of its own, a run gets -max_len=1048576 (libFuzzer's default, 4096, is far
+// below a 1 MiB state chunk).
 // NOLINTNEXTLINE(readability-identifier-naming): the name libFuzzer looks for.
 extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
-  // libFuzzer reads the flags after this returns: they must outlive it.
-  static std::vector<char*> args;
-  static std::string max_len = "-max_len=1048576";
-  const std::vector<char*> given(*argv, *argv + *argc);
-  for (const char* arg : given) {
-    if (std::string_view(arg).starts_with("-max_len=")) {
-      return 0;
-    }
-  }
-  args = given;
-  args.insert(args.begin() + 1, max_len.data());
-  args.push_back(nullptr);
-  *argc = static_cast<int>(args.size() - 1);
-  *argv = args.data();
+  captf::fuzz::defaultMaxLen(argc, argv, 1048576);
   return 0;
 }
 
