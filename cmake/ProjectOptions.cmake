@@ -34,9 +34,12 @@ target_compile_definitions(project_options INTERFACE
 
 # mold links every executable when installed (scripts/bootstrap.sh installs
 # it): the dev preset links some forty ASan executables, each several times
-# faster than with ld.bfd (docs/decisions/ci-budget.md, "Link less").
+# faster than with ld.bfd (docs/decisions/ci-budget.md, "Link less"). Not in
+# the fuzz preset: mold 1.10 lays out the coverage PC tables of a libFuzzer
+# binary so that libFuzzer refuses to start ("The size of coverage PC tables
+# does not match the number of instrumented PCs").
 find_program(CAPTF_MOLD mold)
-if(CAPTF_MOLD)
+if(CAPTF_MOLD AND NOT CAPTF_FUZZ)
   include(CheckLinkerFlag)
   check_linker_flag(CXX -fuse-ld=mold CAPTF_HAVE_FUSE_LD_MOLD)
   if(CAPTF_HAVE_FUSE_LD_MOLD)
@@ -67,7 +70,8 @@ function(captf_executable name)
 endfunction()
 
 # captf_test(NAME LABEL SOURCES... [DEPS ...]): one gtest binary labelled
-# unit, integration, e2e or capi. Unit cases are registered one by one.
+# unit, integration, e2e, capi or fault (the fault matrix on a capi rig,
+# docs/decisions/fault-matrix.md). Unit cases are registered one by one.
 # A binary of a higher tier shares one rig between its cases (started once
 # per binary), so it is registered as a single ctest test.
 # captf_test_environment(OUT): the ENVIRONMENT of every test entry.

@@ -104,7 +104,7 @@ else
   # Three at a time on two cores: a rig test spends most of its time
   # waiting on Jobs, Leases and API servers (docs/decisions/ci-budget.md,
   # "The order of the stages").
-  stage "test: ctest -j3 -LE 'unit|terraform' (integration, e2e, capi)"
+  stage "test: ctest -j3 -LE 'unit|terraform' (integration, e2e, capi, fault)"
   ctest --preset dev -j3 -LE 'unit|terraform' || ctest_rc=$?
 fi
 stage "tidy: waiting for clang-tidy"

@@ -26,6 +26,9 @@
 //                   SIGKILL the nearest ancestor process whose name
 //                   (/proc/PID/comm) is NAME, e.g. the runner above a
 //                   runtime: what a hostile module can do to its own pod
+//   send:PORT:TEXT  connect to 127.0.0.1:PORT and send TEXT and a newline;
+//                   prints "send: failed" when it cannot (a module-side
+//                   counter the test reads, outside every pod)
 //   exit:N          exit with N
 #include <csignal>
 #include <cstdio>
@@ -36,6 +39,9 @@
 #include <iterator>
 #include <string>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 namespace {
@@ -104,6 +110,23 @@ std::string nameOf(pid_t pid) {
   std::string name;
   std::getline(in, name);
   return name;
+}
+
+// Sends `text` and a newline to 127.0.0.1:`port` over TCP; false on failure.
+bool sendTo(int port, const std::string& text) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) {
+    return false;
+  }
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const std::string line = text + "\n";
+  bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+            ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+  ok = ::close(fd) == 0 && ok;
+  return ok;
 }
 
 void killAncestor(const std::string& name) {
@@ -207,6 +230,12 @@ int main(int argc, char** argv) {
     } else if (verb == "killancestor") {
       std::fflush(stdout);
       killAncestor(value);
+    } else if (verb == "send") {
+      const auto second = value.find(':');
+      if (!sendTo(std::atoi(value.substr(0, second).c_str()),
+                  second == std::string::npos ? std::string() : value.substr(second + 1))) {
+        std::printf("send: failed\n");
+      }
     } else if (verb == "exit") {
       std::fflush(stdout);
       return std::atoi(value.c_str());

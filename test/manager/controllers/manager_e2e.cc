@@ -14,9 +14,15 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <spawn.h>
+#include <spdlog/sinks/null_sink.h>
+#include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "absl/strings/escaping.h"
+#include "manager/kube/certificates.h"
+#include "manager/kube/https_server.h"
 
 namespace captf::controllers::e2e {
 
@@ -408,6 +414,9 @@ std::vector<json> eventsFor(const std::string& ns, const std::string& name,
                             const std::string& reason) {
   std::vector<json> out;
   const json list = getJson({"-n", ns, "get", "events.v1.events.k8s.io"});
+  if (!list.is_object()) {
+    return out;
+  }
   for (const json& event : list.value("items", json::array())) {
     const json regarding = event.value("regarding", json::object());
     if (regarding.value("name", "") == name &&
@@ -416,6 +425,175 @@ std::vector<json> eventsFor(const std::string& ns, const std::string& name,
     }
   }
   return out;
+}
+
+// --- WriteHold ---------------------------------------------------------------
+
+namespace {
+
+// A minimal object of `resource` for the dry run that proves a hold in force.
+json probeManifest(const std::string& resource, const std::string& ns) {
+  const json metadata = {{"generateName", "hold-probe-"}, {"namespace", ns}};
+  if (resource == "secrets" || resource == "configmaps") {
+    return {{"apiVersion", "v1"},
+            {"kind", resource == "secrets" ? "Secret" : "ConfigMap"},
+            {"metadata", metadata}};
+  }
+  if (resource == "leases") {
+    return {{"apiVersion", "coordination.k8s.io/v1"}, {"kind", "Lease"}, {"metadata", metadata}};
+  }
+  return {{"apiVersion", "batch/v1"},
+          {"kind", "Job"},
+          {"metadata", metadata},
+          {"spec",
+           {{"template",
+             {{"spec",
+               {{"restartPolicy", "Never"},
+                {"containers", json::array({{{"name", "c"}, {"image", "probe"}}})}}}}}}}};
+}
+
+// The name a write is about: the request's, or the object's for a create.
+std::string writtenName(const json& request) {
+  std::string name = request.value("name", "");
+  if (name.empty()) {
+    const json object = request.value("object", json::object());
+    if (object.is_object()) {
+      name = object.value("metadata", json::object()).value("name", "");
+    }
+  }
+  return name;
+}
+
+} // namespace
+
+WriteHold::WriteHold(const std::string& id, WriteMatch match, bool armed)
+    : name_("captf-e2e-hold-" + id), match_(std::move(match)), armed_(armed) {
+  const std::string dir = env().dir + "/" + name_;
+  fs::create_directories(dir);
+  auto pair = kube::selfSignedPair("127.0.0.1");
+  EXPECT_TRUE(pair.ok()) << pair.status();
+  if (!pair.ok()) {
+    return;
+  }
+  std::ofstream(dir + "/tls.crt") << pair->cert_pem;
+  std::ofstream(dir + "/tls.key") << pair->key_pem;
+  kube::ServerOptions options;
+  options.name = "hold";
+  options.address = "127.0.0.1";
+  options.port = 0;
+  options.cert_dir = dir;
+  options.request_timeout = std::chrono::seconds(40);
+  server_ = std::make_unique<kube::HttpsServer>(
+      options,
+      [this](const kube::IncomingRequest& request) {
+        return kube::HttpReply{200, "application/json", answer(std::string(request.body))};
+      },
+      std::make_shared<spdlog::logger>("hold", std::make_shared<spdlog::sinks::null_sink_mt>()),
+      [](std::string_view) { return true; });
+  const absl::Status started = server_->start();
+  EXPECT_TRUE(started.ok()) << started;
+  std::vector<std::string> operations = match_.operations;
+  if (match_.probe_object.empty() &&
+      std::find(operations.begin(), operations.end(), "CREATE") == operations.end()) {
+    operations.emplace_back("CREATE"); // for the probe; answer() matches the operations asked
+  }
+  if (!match_.probe_object.empty() &&
+      std::find(operations.begin(), operations.end(), "UPDATE") == operations.end()) {
+    operations.emplace_back("UPDATE");
+  }
+  const json rule = {{"apiGroups", {match_.group}},
+                     {"apiVersions", {match_.version}},
+                     {"operations", operations},
+                     {"resources", {match_.resource}},
+                     {"scope", "Namespaced"}};
+  const json webhook = {
+      {"name", "hold.captf.test"},
+      {"admissionReviewVersions", {"v1"}},
+      {"sideEffects", "None"},
+      {"failurePolicy", "Fail"},
+      {"timeoutSeconds", 30},
+      {"clientConfig",
+       {{"url", "https://127.0.0.1:" + std::to_string(server_->port()) + "/hold"},
+        {"caBundle", absl::Base64Escape(pair->cert_pem)}}},
+      {"rules", json::array({rule})},
+      {"namespaceSelector", {{"matchLabels", {{"kubernetes.io/metadata.name", match_.ns}}}}}};
+  apply({{"apiVersion", "admissionregistration.k8s.io/v1"},
+         {"kind", "ValidatingWebhookConfiguration"},
+         {"metadata", {{"name", name_}}},
+         {"webhooks", json::array({webhook})}});
+  int probes = 0;
+  EXPECT_TRUE(eventually(
+      [&] {
+        if (match_.probe_object.empty()) {
+          kubectl({"create", "--dry-run=server", "-f", "-"},
+                  probeManifest(match_.resource, match_.ns).dump());
+        } else {
+          kubectl({"-n", match_.ns, "annotate", "--dry-run=server", "--overwrite", match_.resource,
+                   match_.probe_object, "captf.test/hold-probe=" + std::to_string(++probes)});
+        }
+        std::scoped_lock lock(mu_);
+        return dry_runs_ > 0;
+      },
+      std::chrono::seconds(60)))
+      << "the hold " << name_ << " never came into force";
+}
+
+WriteHold::~WriteHold() {
+  release();
+  kubectl({"delete", "validatingwebhookconfiguration", name_, "--ignore-not-found"});
+  if (server_) {
+    server_->stop();
+  }
+}
+
+void WriteHold::arm() {
+  std::scoped_lock lock(mu_);
+  armed_ = true;
+  released_ = false;
+  held_ = nullptr;
+}
+
+bool WriteHold::awaitHeld(std::chrono::seconds limit) {
+  std::unique_lock lock(mu_);
+  return cv_.wait_for(lock, limit, [&] { return holding_; });
+}
+
+json WriteHold::held() const {
+  std::scoped_lock lock(mu_);
+  return held_;
+}
+
+void WriteHold::release() {
+  std::scoped_lock lock(mu_);
+  released_ = true;
+  cv_.notify_all();
+}
+
+std::string WriteHold::answer(const std::string& body) {
+  const json review = json::parse(body, nullptr, false);
+  const json request =
+      review.is_object() ? review.value("request", json::object()) : json::object();
+  const std::string operation = request.value("operation", "");
+  const bool asked = std::find(match_.operations.begin(), match_.operations.end(), operation) !=
+                     match_.operations.end();
+  {
+    std::unique_lock lock(mu_);
+    if (request.value("dryRun", false)) {
+      ++dry_runs_;
+    } else if (armed_ && asked && writtenName(request).starts_with(match_.name_prefix) &&
+               (!match_.when || match_.when(request))) {
+      armed_ = false;
+      holding_ = true;
+      held_ = request;
+      cv_.notify_all();
+      cv_.wait_for(lock, std::chrono::seconds(28), [&] { return released_; });
+      holding_ = false;
+    }
+  }
+  const json response = {{"apiVersion", "admission.k8s.io/v1"},
+                         {"kind", "AdmissionReview"},
+                         {"response", {{"uid", request.value("uid", "")}, {"allowed", true}}}};
+  return response.dump();
 }
 
 } // namespace captf::controllers::e2e

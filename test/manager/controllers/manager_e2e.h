@@ -7,9 +7,12 @@
 // credentials Secret).
 
 #include <chrono>
+#include <condition_variable>
 #include <csignal>
 #include <functional>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +21,10 @@
 #include <sys/types.h>
 
 #include "test/rig/fixture.h"
+
+namespace captf::kube {
+class HttpsServer;
+} // namespace captf::kube
 
 namespace captf::controllers::e2e {
 
@@ -168,5 +175,67 @@ std::vector<std::string> runJobs(const std::string& ns, const std::string& owner
 // `reason` ("" for any).
 std::vector<json> eventsFor(const std::string& ns, const std::string& name,
                             const std::string& reason = "");
+
+// Which writes a WriteHold holds: the API server sends the admission of
+// every `operations` write of `resource` in namespace `ns` to the test, and
+// the hold takes the first one whose name starts with `name_prefix` and for
+// which `when` (given the AdmissionReview's request) is true.
+struct WriteMatch {
+  std::string group{};                   // API group: "" (core), "batch", "coordination.k8s.io"
+  std::string version{};                 // "v1", "v1alpha1"
+  std::string resource{};                // plural: "secrets", "jobs", "leases", ...
+  std::vector<std::string> operations{}; // "CREATE", "UPDATE", "DELETE"
+  std::string ns{};
+  std::string name_prefix{};                  // "" for any name
+  std::function<bool(const json&)> when = {}; // null for any write
+  // How the hold proves it is in force: a server-side dry run that reaches
+  // it. Empty: `kubectl create --dry-run=server` of a minimal object of
+  // `resource` (secrets, configmaps, leases, jobs); else an existing object
+  // of `resource` in `ns` that a dry-run annotation updates.
+  std::string probe_object{};
+};
+
+// A write held by the API server at an exact point, so that a test can kill
+// whoever is writing while the write has not landed: a
+// ValidatingWebhookConfiguration (failurePolicy Fail) pointing at a server
+// of the test that blocks the first matching write until release() (at most
+// 28 s, the webhook's 30 s timeout less a margin; then it lets it through).
+// Other writes of the resource pass at once. The constructor returns once
+// the hold is in force; the destructor lets everything through and removes
+// the configuration.
+class WriteHold {
+public:
+  // `id` names the configuration (captf-e2e-hold-<id>); armed holds the
+  // first matching write from now on, disarmed lets every write through
+  // until arm().
+  WriteHold(const std::string& id, WriteMatch match, bool armed = true);
+  ~WriteHold();
+  WriteHold(const WriteHold&) = delete;
+  WriteHold& operator=(const WriteHold&) = delete;
+
+  // Holds the next matching write (once).
+  void arm();
+  // Whether a matching write is being held, waiting up to `limit`.
+  bool awaitHeld(std::chrono::seconds limit);
+  // The AdmissionReview request held (null before one was).
+  json held() const;
+  // Lets the held write and every later one through.
+  void release();
+
+private:
+  // The AdmissionReview response to `body`, after holding it if it matches.
+  std::string answer(const std::string& body);
+
+  const std::string name_;
+  const WriteMatch match_;
+  std::unique_ptr<kube::HttpsServer> server_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool armed_;
+  int dry_runs_ = 0;
+  bool holding_ = false;
+  bool released_ = false;
+  json held_;
+};
 
 } // namespace captf::controllers::e2e

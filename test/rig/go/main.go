@@ -5,7 +5,8 @@
 //
 //	rig up --dir DIR [--tier integration|e2e] [--owner-pid PID]
 //	rig down --dir DIR
-//	rig restart apiserver --dir DIR
+//	rig restart apiserver|etcd --dir DIR
+//	rig pause etcd SECONDS --dir DIR
 //	rig user --dir DIR --name NAME [--group G]...
 //	rig image push --dir DIR --rootfs ROOTFS --ref REPO:TAG [--entrypoint a,b] [--env K=V]...
 //
@@ -31,6 +32,8 @@ func main() {
 		err = cmdServe(os.Args[2:])
 	case "restart":
 		err = cmdRestart(os.Args[2:])
+	case "pause":
+		err = cmdPause(os.Args[2:])
 	case "user":
 		err = cmdUser(os.Args[2:])
 	case "image":
@@ -48,7 +51,8 @@ func usage() {
 	fmt.Fprint(os.Stderr, `usage:
   rig up --dir DIR [--tier integration|e2e] [--owner-pid PID]
   rig down --dir DIR
-  rig restart apiserver --dir DIR
+  rig restart apiserver|etcd --dir DIR
+  rig pause etcd SECONDS --dir DIR
   rig user --dir DIR --name NAME [--group GROUP]...
   rig image push --dir DIR --rootfs ROOTFS --ref REPO:TAG [--entrypoint CMD,ARG] [--env K=V]...
 `)

@@ -150,12 +150,14 @@ func cmdDown(args []string) error {
 	return nil
 }
 
-// cmdRestart restarts the API server on the same port and etcd data, for
-// tests of watches and clients across a restart. Returns when it is ready.
+// cmdRestart restarts the API server or etcd on the same port and data, for
+// tests of watches, clients and the manager across a restart. Returns when
+// the component is ready again.
 func cmdRestart(args []string) error {
-	if len(args) < 1 || args[0] != "apiserver" {
-		return errors.New("restart: only 'apiserver' can be restarted")
+	if len(args) < 1 || (args[0] != "apiserver" && args[0] != "etcd") {
+		return errors.New("restart: only 'apiserver' or 'etcd' can be restarted")
 	}
+	what := args[0]
 	fs := flag.NewFlagSet("restart", flag.ExitOnError)
 	dir := fs.String("dir", "", "the rig's private directory")
 	_ = fs.Parse(args[1:])
@@ -164,8 +166,11 @@ func cmdRestart(args []string) error {
 	if !pidAlive(pid) {
 		return fmt.Errorf("restart: no rig is running in %s", *dir)
 	}
-	gen := l.p("apiserver.generation")
+	gen := l.p(what + ".generation")
 	before, _ := os.ReadFile(gen)
+	if err := os.WriteFile(l.p("restart.request"), []byte(what), 0o644); err != nil {
+		return err
+	}
 	_ = syscall.Kill(pid, syscall.SIGUSR1)
 	for i := 0; i < 1200; i++ {
 		now, _ := os.ReadFile(gen)
@@ -174,7 +179,42 @@ func cmdRestart(args []string) error {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return fmt.Errorf("restart: the API server did not come back in 60s; see %s", l.logs())
+	return fmt.Errorf("restart: %s did not come back in 60s; see %s", what, l.logs())
+}
+
+// cmdPause stops etcd (SIGSTOP) and returns once it is stopped; the
+// supervisor resumes it (SIGCONT) SECONDS later, even if the caller is gone:
+// an etcd that stalls without dying, as a slow disk makes it.
+func cmdPause(args []string) error {
+	if len(args) < 2 || args[0] != "etcd" {
+		return errors.New("pause: usage: pause etcd SECONDS --dir DIR")
+	}
+	seconds, err := strconv.Atoi(args[1])
+	if err != nil || seconds < 1 || seconds > 600 {
+		return fmt.Errorf("pause: SECONDS must be a whole number from 1 to 600, not %q", args[1])
+	}
+	fs := flag.NewFlagSet("pause", flag.ExitOnError)
+	dir := fs.String("dir", "", "the rig's private directory")
+	_ = fs.Parse(args[2:])
+	l := layout{*dir}
+	pid := readPid(l)
+	if !pidAlive(pid) {
+		return fmt.Errorf("pause: no rig is running in %s", *dir)
+	}
+	gen := l.p("etcd.paused")
+	before, _ := os.ReadFile(gen)
+	if err := os.WriteFile(l.p("pause.request"), []byte(strconv.Itoa(seconds)), 0o644); err != nil {
+		return err
+	}
+	_ = syscall.Kill(pid, syscall.SIGUSR2)
+	for i := 0; i < 200; i++ {
+		now, _ := os.ReadFile(gen)
+		if string(now) != string(before) {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("pause: etcd was not stopped within 10s; see %s", filepath.Join(l.logs(), "rig.log"))
 }
 
 // rig is the supervisor's state.
@@ -193,8 +233,12 @@ type rig struct {
 	git     *gitServer
 	apiPort int
 	apiArgs []string
-	cancel  context.CancelFunc
-	kubelet *kubelet
+	// etcdArgs start etcd again on the same ports and data (restart etcd).
+	etcdArgs []string
+	// etcdPaused is true between a pause's SIGSTOP and its SIGCONT.
+	etcdPaused bool
+	cancel     context.CancelFunc
+	kubelet    *kubelet
 }
 
 func cmdServe(args []string) error {
@@ -208,7 +252,7 @@ func cmdServe(args []string) error {
 		return err
 	}
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1, syscall.SIGUSR2)
 	err := r.start(*tier)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "rig: %v\n", err)
@@ -220,18 +264,38 @@ func cmdServe(args []string) error {
 	fmt.Println("rig: ready")
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
+	resume := make(<-chan time.Time)
 	for {
 		select {
 		case s := <-sigs:
 			if s == syscall.SIGUSR1 {
-				if err := r.restartAPIServer(); err != nil {
+				what, _ := os.ReadFile(r.l.p("restart.request"))
+				restart := r.restartAPIServer
+				if strings.TrimSpace(string(what)) == "etcd" {
+					restart = r.restartEtcd
+				}
+				if err := restart(); err != nil {
 					fmt.Fprintf(os.Stderr, "rig: %v\n", err)
+				}
+				continue
+			}
+			if s == syscall.SIGUSR2 {
+				b, _ := os.ReadFile(r.l.p("pause.request"))
+				seconds, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+				if seconds > 0 && !r.etcdPaused && !r.etcd.exited() {
+					fmt.Printf("rig: pausing etcd for %ds\n", seconds)
+					_ = syscall.Kill(-r.etcd.cmd.Process.Pid, syscall.SIGSTOP)
+					r.etcdPaused = true
+					resume = time.After(time.Duration(seconds) * time.Second)
+					bumpGeneration(r.l.p("etcd.paused"))
 				}
 				continue
 			}
 			fmt.Printf("rig: %v, stopping\n", s)
 			r.stop()
 			return nil
+		case <-resume:
+			r.resumeEtcd()
 		case <-tick.C:
 			if *owner > 0 && !pidAlive(*owner) {
 				fmt.Printf("rig: owner %d has exited, stopping\n", *owner)
@@ -358,7 +422,7 @@ func (r *rig) startEtcd() error {
 			return err
 		}
 		data := r.l.p("etcd")
-		c, err := startComponent(r.l.logs(), "etcd", r.bins.etcd, []string{
+		r.etcdArgs = []string{
 			"--data-dir=" + data, "--name=rig",
 			fmt.Sprintf("--listen-client-urls=http://127.0.0.1:%d", client),
 			fmt.Sprintf("--advertise-client-urls=http://127.0.0.1:%d", client),
@@ -366,19 +430,63 @@ func (r *rig) startEtcd() error {
 			fmt.Sprintf("--initial-advertise-peer-urls=http://127.0.0.1:%d", peer),
 			fmt.Sprintf("--initial-cluster=rig=http://127.0.0.1:%d", peer),
 			"--unsafe-no-fsync=true", "--quota-backend-bytes=8589934592",
-		}, nil)
-		if err != nil {
-			return err
 		}
-		url := fmt.Sprintf("http://127.0.0.1:%d/health", client)
-		if err := c.waitReady(60*time.Second, func() error { return httpOK(http.DefaultClient, url) }); err != nil {
-			c.stop(5 * time.Second)
-			return err
-		}
-		r.etcd = c
 		r.apiArgs = []string{fmt.Sprintf("--etcd-servers=http://127.0.0.1:%d", client)}
-		return nil
+		return r.launchEtcd(client)
 	})
+}
+
+// launchEtcd starts etcd with r.etcdArgs and waits for /health.
+func (r *rig) launchEtcd(client int) error {
+	c, err := startComponent(r.l.logs(), "etcd", r.bins.etcd, r.etcdArgs, nil)
+	if err != nil {
+		return err
+	}
+	url := fmt.Sprintf("http://127.0.0.1:%d/health", client)
+	if err := c.waitReady(60*time.Second, func() error { return httpOK(http.DefaultClient, url) }); err != nil {
+		c.stop(5 * time.Second)
+		return err
+	}
+	r.etcd = c
+	bumpGeneration(r.l.p("etcd.generation"))
+	return nil
+}
+
+// restartEtcd stops etcd (SIGTERM, then SIGKILL after 10s) and starts it
+// again on the same ports and data; the API server reconnects by itself.
+func (r *rig) restartEtcd() error {
+	fmt.Println("rig: restarting etcd")
+	r.resumeEtcd()
+	r.etcd.stop(10 * time.Second)
+	var client int
+	for _, a := range r.etcdArgs {
+		if strings.HasPrefix(a, "--advertise-client-urls=http://127.0.0.1:") {
+			client, _ = strconv.Atoi(strings.TrimPrefix(a, "--advertise-client-urls=http://127.0.0.1:"))
+		}
+	}
+	return r.launchEtcd(client)
+}
+
+// resumeEtcd continues a paused etcd (SIGCONT); nothing when it runs.
+func (r *rig) resumeEtcd() {
+	if !r.etcdPaused {
+		return
+	}
+	r.etcdPaused = false
+	if !r.etcd.exited() {
+		_ = syscall.Kill(-r.etcd.cmd.Process.Pid, syscall.SIGCONT)
+	}
+	fmt.Println("rig: etcd resumed")
+}
+
+// bumpGeneration adds one to the number in path (0 when missing): how a
+// command waiting on the supervisor sees that it acted.
+func bumpGeneration(path string) {
+	n := 0
+	if b, err := os.ReadFile(path); err == nil {
+		n, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+	}
+	_ = os.WriteFile(path, []byte(strconv.Itoa(n+1)), 0o644)
 }
 
 func (r *rig) startAPIServer() error {
@@ -425,12 +533,8 @@ func (r *rig) launchAPIServer() error {
 		return err
 	}
 	r.api = c
-	gen := r.l.p("apiserver.generation")
-	n := 0
-	if b, err := os.ReadFile(gen); err == nil {
-		n, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-	}
-	return os.WriteFile(gen, []byte(strconv.Itoa(n+1)), 0o644)
+	bumpGeneration(r.l.p("apiserver.generation"))
+	return nil
 }
 
 func (r *rig) restartAPIServer() error {
@@ -593,6 +697,7 @@ func (r *rig) stop() {
 	r.reg.stop(5 * time.Second)
 	r.git.stop()
 	r.api.stop(10 * time.Second)
+	r.resumeEtcd()
 	r.etcd.stop(10 * time.Second)
 	os.Remove(r.l.readyFile())
 	os.Remove(r.l.pidFile())
