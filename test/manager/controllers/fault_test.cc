@@ -523,6 +523,15 @@ protected:
     return getJson({"-n", kNamespace, "get", "terraformcluster", name});
   }
 
+  // Waits for StateReadable's reason on `o` to become `reason`.
+  static void expectStateReason(const Obj& o, const std::string& reason) {
+    EXPECT_TRUE(eventually([&] {
+      return e2e::conditionOf(tc(o.name), "StateReadable", "reason") == reason;
+    })) << reason
+        << "\n"
+        << tc(o.name).dump(2);
+  }
+
   // The process of `o`'s runtime child `fault-<step>-<object>-<rev>` of
   // its newest rev, once it runs (the run is inside that step).
   static std::optional<Proc> stepChild(const Obj& o, const std::string& step) {
@@ -665,6 +674,23 @@ protected:
     for (const json& event : e2e::eventsFor(kNamespace, o.name)) {
       EXPECT_EQ(event.dump().find(runner::e2e::kCredentialValue), std::string::npos)
           << event.dump();
+    }
+  }
+
+  // A control-plane fault, `rig ARGS...`, while an apply Job of a new object
+  // (paused `pause` seconds in its slow step) runs; then the invariants.
+  static void controlPlaneFaultDuringAnApply(const char* prefix, const char* pause,
+                                             const std::vector<std::string>& rig_args,
+                                             std::chrono::seconds lasts = std::chrono::seconds(0)) {
+    for (int rep = 0; rep < reps(); ++rep) {
+      Obj o = newObj(prefix, rep);
+      o.pause = pause;
+      CaseWatch watch(manager_, o.name);
+      create(o);
+      ASSERT_TRUE(stepChild(o, "slow")) << manager_.processLog();
+      runRig(rig_args);
+      std::this_thread::sleep_for(lasts);
+      checkInvariants(watch, o);
     }
   }
 
@@ -903,43 +929,18 @@ TEST_F(FaultTest, ManagerKilledBeforeTheFinalizerRemoval) {
 
 // kube-apiserver restarted while an apply Job runs.
 TEST_F(FaultTest, ApiServerRestartsWithAJobActive) {
-  for (int rep = 0; rep < reps(); ++rep) {
-    Obj o = newObj("as", rep);
-    o.pause = "8";
-    CaseWatch watch(manager_, o.name);
-    create(o);
-    ASSERT_TRUE(stepChild(o, "slow")) << manager_.processLog();
-    runRig({"restart", "apiserver"});
-    checkInvariants(watch, o);
-  }
+  controlPlaneFaultDuringAnApply("as", "8", {"restart", "apiserver"});
 }
 
 // etcd restarted (SIGTERM, then the same data) while an apply Job runs.
 TEST_F(FaultTest, EtcdRestartsWithAJobActive) {
-  for (int rep = 0; rep < reps(); ++rep) {
-    Obj o = newObj("er", rep);
-    o.pause = "8";
-    CaseWatch watch(manager_, o.name);
-    create(o);
-    ASSERT_TRUE(stepChild(o, "slow")) << manager_.processLog();
-    runRig({"restart", "etcd"});
-    checkInvariants(watch, o);
-  }
+  controlPlaneFaultDuringAnApply("er", "8", {"restart", "etcd"});
 }
 
 // etcd stalled (SIGSTOP) for 15 s while an apply Job runs and writes its
 // state: every write and quorum read hangs, then goes on.
 TEST_F(FaultTest, EtcdStalledFifteenSecondsWithAJobActive) {
-  for (int rep = 0; rep < reps(); ++rep) {
-    Obj o = newObj("ep", rep);
-    o.pause = "3";
-    CaseWatch watch(manager_, o.name);
-    create(o);
-    ASSERT_TRUE(stepChild(o, "slow")) << manager_.processLog();
-    runRig({"pause", "etcd", "15"});
-    std::this_thread::sleep_for(std::chrono::seconds(15));
-    checkInvariants(watch, o);
-  }
+  controlPlaneFaultDuringAnApply("ep", "3", {"pause", "etcd", "15"}, std::chrono::seconds(15));
 }
 
 // --- Objects changed by someone else -------------------------------------------
@@ -1043,9 +1044,7 @@ TEST_F(FaultTest, StateSecretDeletedIsRestoredFromBackup) {
                   .exit_code,
               0);
     bump(o);
-    EXPECT_TRUE(eventually([&] {
-      return e2e::conditionOf(tc(o.name), "StateReadable", "reason") == "StateLost";
-    })) << tc(o.name).dump(2);
+    expectStateReason(o, "StateLost");
     watch.serialMayGoBack();
     restoreAndExpectSuccess(o.name, serial);
     checkInvariants(watch, o);
@@ -1068,9 +1067,7 @@ TEST_F(FaultTest, StateSecretGarbledIsRestoredFromBackup) {
     e2e::mergePatch(kNamespace, "secret", "tfstate-default-" + watch.suffix(),
                     {{"data", {{"tfstate", absl::Base64Escape("not a state")}}}});
     bump(o);
-    EXPECT_TRUE(eventually([&] {
-      return e2e::conditionOf(tc(o.name), "StateReadable", "reason") == "StateCorrupt";
-    })) << tc(o.name).dump(2);
+    expectStateReason(o, "StateCorrupt");
     EXPECT_EQ(e2e::runJobs(kNamespace, o.name, "apply").size(), 1U)
         << "no apply runs on an unreadable state";
     const std::string state_secret = "tfstate-default-" + watch.suffix();
@@ -1080,9 +1077,7 @@ TEST_F(FaultTest, StateSecretGarbledIsRestoredFromBackup) {
     EXPECT_EQ(json::parse(kept.output)["data"].value("tfstate", ""),
               absl::Base64Escape("not a state"));
     ASSERT_EQ(kubectl({"-n", kNamespace, "delete", "secret", state_secret}).exit_code, 0);
-    EXPECT_TRUE(eventually([&] {
-      return e2e::conditionOf(tc(o.name), "StateReadable", "reason") == "StateLost";
-    })) << tc(o.name).dump(2);
+    expectStateReason(o, "StateLost");
     watch.serialMayGoBack();
     restoreAndExpectSuccess(o.name, serial);
     checkInvariants(watch, o);
@@ -1131,9 +1126,7 @@ TEST_F(FaultTest, AForeignLockHoldsUntilReleased) {
                     {{"metadata", {{"annotations", {{"app.terraform.io/lock-info", info.dump()}}}}},
                      {"spec", {{"holderIdentity", "admin@laptop"}}}});
     bump(o);
-    EXPECT_TRUE(eventually([&] {
-      return e2e::conditionOf(tc(o.name), "StateReadable", "reason") == "StateLocked";
-    })) << tc(o.name).dump(2);
+    expectStateReason(o, "StateLocked");
     EXPECT_EQ(e2e::runJobs(kNamespace, o.name, "apply").size(), 1U)
         << "no apply runs against a foreign lock";
     e2e::mergePatch(kNamespace, "lease", lease,

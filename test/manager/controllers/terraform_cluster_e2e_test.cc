@@ -11,13 +11,10 @@
 //   deleting the Cluster destroys, removes state and finalizers, and leaves
 //   nothing the manager created behind.
 #include <chrono>
-#include <condition_variable>
 #include <csignal>
-#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -28,14 +25,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
-#include <spdlog/sinks/null_sink.h>
-#include <spdlog/spdlog.h>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "contract/roles.h"
-#include "manager/kube/certificates.h"
-#include "manager/kube/https_server.h"
+#include "manager/kube/object.h"
 #include "test/contract/test_util.h"
 #include "test/manager/controllers/manager_e2e.h"
 #include "test/runner/e2e_support.h"
@@ -835,119 +829,20 @@ TEST_F(TerraformClusterE2eTest, SigtermStopsTheManagerCleanly) {
   deleteCluster(name, "c3");
 }
 
-// A ValidatingWebhookConfiguration served by the test that holds the API
-// server's Job CREATEs for one TerraformCluster open until the test releases
-// them: a pass of the manager stays in flight inside its Job create.
-class JobCreateHold {
-public:
-  explicit JobCreateHold(const std::string& owner) : name_("captf-e2e-hold-" + owner) {
-    const std::string dir = env().dir + "/" + name_;
-    std::filesystem::create_directories(dir);
-    auto pair = kube::selfSignedPair("127.0.0.1");
-    EXPECT_TRUE(pair.ok()) << pair.status();
-    std::ofstream(dir + "/tls.crt") << pair->cert_pem;
-    std::ofstream(dir + "/tls.key") << pair->key_pem;
-    kube::ServerOptions options;
-    options.name = "hold";
-    options.address = "127.0.0.1";
-    options.port = 0;
-    options.cert_dir = dir;
-    options.request_timeout = std::chrono::seconds(40);
-    server_ = std::make_unique<kube::HttpsServer>(
-        options, [this](const kube::IncomingRequest& request) { return answer(request); },
-        std::make_shared<spdlog::logger>("hold", std::make_shared<spdlog::sinks::null_sink_mt>()),
-        [](std::string_view) { return true; });
-    const absl::Status started = server_->start();
-    EXPECT_TRUE(started.ok()) << started;
-    json rule = {{"apiGroups", {"batch"}},
-                 {"apiVersions", {"v1"}},
-                 {"operations", {"CREATE"}},
-                 {"resources", {"jobs"}},
-                 {"scope", "Namespaced"}};
-    json webhook = {
-        {"name", "hold.jobs.captf.test"},
-        {"admissionReviewVersions", {"v1"}},
-        {"sideEffects", "None"},
-        {"failurePolicy", "Fail"},
-        {"timeoutSeconds", 30},
-        {"clientConfig",
-         {{"url", "https://127.0.0.1:" + std::to_string(server_->port()) + "/hold"},
-          {"caBundle", absl::Base64Escape(pair->cert_pem)}}},
-        {"rules", json::array({rule})},
-        {"namespaceSelector", {{"matchLabels", {{"kubernetes.io/metadata.name", kNamespace}}}}},
-        {"objectSelector",
-         {{"matchLabels", {{"captf.infrastructure.cluster.x-k8s.io/owner-name", owner}}}}}};
-    apply({{"apiVersion", "admissionregistration.k8s.io/v1"},
-           {"kind", "ValidatingWebhookConfiguration"},
-           {"metadata", {{"name", name_}}},
-           {"webhooks", json::array({webhook})}});
-    // In force once a server-side dry run of a matching Job reaches it.
-    const json probe = {
-        {"apiVersion", "batch/v1"},
-        {"kind", "Job"},
-        {"metadata",
-         {{"generateName", "hold-probe-"},
-          {"namespace", kNamespace},
-          {"labels", {{"captf.infrastructure.cluster.x-k8s.io/owner-name", owner}}}}},
-        {"spec",
-         {{"template",
-           {{"spec",
-             {{"restartPolicy", "Never"},
-              {"containers", json::array({{{"name", "c"}, {"image", "probe"}}})}}}}}}}};
-    EXPECT_TRUE(eventually([&] {
-      kubectl({"create", "--dry-run=server", "-f", "-"}, probe.dump());
-      std::scoped_lock lock(mu_);
-      return dry_runs_ > 0;
-    })) << "the hold webhook never came into force";
-  }
-  ~JobCreateHold() {
-    release();
-    kubectl({"delete", "validatingwebhookconfiguration", name_});
-    server_->stop();
-  }
-  JobCreateHold(const JobCreateHold&) = delete;
-  JobCreateHold& operator=(const JobCreateHold&) = delete;
-
-  // Whether a Job CREATE is being held, waiting up to `limit` for one.
-  bool awaitHeld(std::chrono::seconds limit) {
-    std::unique_lock lock(mu_);
-    return cv_.wait_for(lock, limit, [&] { return held_ > 0; });
-  }
-  // Lets every held and later CREATE through.
-  void release() {
-    std::scoped_lock lock(mu_);
-    released_ = true;
-    cv_.notify_all();
-  }
-
-private:
-  kube::HttpReply answer(const kube::IncomingRequest& request) {
-    const json review = json::parse(request.body, nullptr, false);
-    const json req = review.is_object() ? review.value("request", json::object()) : json::object();
-    {
-      std::unique_lock lock(mu_);
-      if (req.value("dryRun", false)) {
-        ++dry_runs_;
-      } else {
-        ++held_;
-        cv_.notify_all();
-        cv_.wait_for(lock, std::chrono::seconds(28), [&] { return released_; });
-      }
-    }
-    json response = {{"apiVersion", "admission.k8s.io/v1"},
-                     {"kind", "AdmissionReview"},
-                     {"response", {{"uid", req.value("uid", "")}, {"allowed", true}}}};
-    return kube::HttpReply{200, "application/json", response.dump()};
-  }
-
-  const std::string name_;
-  std::unique_ptr<kube::HttpsServer> server_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int dry_runs_ = 0;
-  int held_ = 0;
-  bool released_ = false;
-};
+// Holds the API server's first Job CREATE for TerraformCluster `owner`
+// open until the test releases it: a pass of the manager stays in flight
+// inside its Job create.
+e2e::WriteMatch jobCreateOf(const std::string& owner) {
+  return {.group = "batch",
+          .version = "v1",
+          .resource = "jobs",
+          .operations = {"CREATE"},
+          .ns = kNamespace,
+          .when = [owner](const json& request) {
+            return kube::meta::labels(request.value("object", json::object()))
+                       .value("captf.infrastructure.cluster.x-k8s.io/owner-name", "") == owner;
+          }};
+}
 
 // SIGTERM while a pass is in flight (its Job create held open by the API
 // server). Within the grace period the pass finishes and the manager exits
@@ -956,7 +851,7 @@ private:
 // the work with exactly one apply Job per object.
 TEST_F(TerraformClusterE2eTest, APassCutShortBySigtermIsFinishedByTheNextManager) {
   {
-    JobCreateHold hold("tc4");
+    e2e::WriteHold hold("tc4", jobCreateOf("tc4"));
     manager_.stopCleanly();
     manager_.start({"--graceful-shutdown-timeout=60s"});
     createCluster("tc4", "c4");
@@ -975,7 +870,7 @@ TEST_F(TerraformClusterE2eTest, APassCutShortBySigtermIsFinishedByTheNextManager
     EXPECT_EQ(leaseHolder(), "");
   }
   {
-    JobCreateHold hold("tc5");
+    e2e::WriteHold hold("tc5", jobCreateOf("tc5"));
     manager_.start({"--graceful-shutdown-timeout=2s"});
     createCluster("tc5", "c5");
     ASSERT_TRUE(hold.awaitHeld(std::chrono::seconds(240))) << manager_.processLog();
