@@ -557,8 +557,10 @@ TEST_F(ClusterClassE2eTest, AWorkerVariableRollsOutOnlyTheWorkers) {
   EXPECT_EQ(pool()["metadata"].value("generation", 0), pool_generation);
   EXPECT_EQ(applyJobs(tc_name), cluster_jobs);
   EXPECT_EQ(applyJobs(pool_name), pool_jobs);
-  EXPECT_TRUE(quiet(terraformCluster())) << terraformCluster().dump(2);
-  EXPECT_TRUE(poolAt(2, "small")) << pool().dump(2);
+  // Quiet, once the pool's membership refresh (every 60 s, not an apply)
+  // that may be running at this instant has ended.
+  EXPECT_TRUE(eventually([] { return quiet(terraformCluster()); })) << terraformCluster().dump(2);
+  EXPECT_TRUE(eventually([] { return poolAt(2, "small"); })) << pool().dump(2);
 }
 
 // A variable the class maps to the machine-pool class only: the pool
