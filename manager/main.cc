@@ -8,6 +8,7 @@
 #include <cassert>
 #include <cctype>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -161,6 +162,12 @@ int run(int argc, char** argv) {
   if (settings.state_backups < 0) {
     return fail("--state-backups must be >= 0");
   }
+  // Checked by the flag's validator already; read once here.
+  const std::optional<std::int64_t> secret_data_cache_bytes =
+      captf::contract::parseByteQuantity(flags.secret_data_cache_size);
+  if (!secret_data_cache_bytes) {
+    return fail("--secret-data-cache-size must be a byte quantity such as 32Mi");
+  }
   for (int c :
        {settings.terraformcluster_concurrency, settings.terraformmachine_concurrency,
         settings.terraformmachinepool_concurrency, settings.terraformmachinetemplate_concurrency}) {
@@ -219,8 +226,7 @@ int run(int argc, char** argv) {
   options.cache.ns = settings.watch_namespace;
   options.cache.resync_period = settings.sync_period;
   captf::controllers::configureCache(options.cache, settings);
-  options.cache.payload_memo_bytes =
-      static_cast<std::size_t>(*captf::contract::parseByteQuantity(flags.secret_data_cache_size));
+  options.cache.payload_memo_bytes = static_cast<std::size_t>(*secret_data_cache_bytes);
   options.health_probe_address = flags.health_addr;
   options.probe_metrics = captf::kube::ProbeMetrics::kOmit;
   options.graceful_shutdown_timeout = flagDuration(flags.graceful_shutdown_timeout);
