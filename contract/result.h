@@ -67,6 +67,9 @@ std::string encodeResult(const captf::runner::v1alpha1::RunResult& result);
 // error without its step, an enum number outside its enum (operation, error
 // kind, a step), an exit code that contradicts the outcome, or lists and
 // strings over the bounds above (the summary, the plan hash, resources).
+// The image, the runtime version and the error tail are not refused when
+// longer than their bounds: whoever copies them into status clips them
+// (manager/workspace/result.cc).
 absl::StatusOr<captf::runner::v1alpha1::RunResult> decodeResult(std::string_view text);
 
 } // namespace captf::contract

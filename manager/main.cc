@@ -232,7 +232,11 @@ int run(int argc, char** argv) {
   options.graceful_shutdown_timeout = flagDuration(flags.graceful_shutdown_timeout);
   if (flags.leader_elect) {
     options.leader_election = captf::kube::LeaderElectionMode::kEnabled;
-    options.leader_election_id = kLeaderElectionId;
+    // One Lease per --watch-filter value: shards that split the objects
+    // between them lead side by side (docs/decisions/manager-binary.md).
+    options.leader_election_id = settings.watch_filter.empty()
+                                     ? std::string(kLeaderElectionId)
+                                     : std::string(kLeaderElectionId) + "-" + settings.watch_filter;
     options.leader_election_namespace = leaderElectionNamespace();
     options.leader_election_config.lease_duration = lease;
     options.leader_election_config.renew_deadline = renew;

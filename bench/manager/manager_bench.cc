@@ -67,6 +67,12 @@ struct Options {
   // machine: N TerraformMachines, each with its Machine, under one Cluster,
   // until every apply Job exists; then the plain writer's baseline.
   std::string kind = "cluster";
+  // cluster: each state padded to about this many KiB (0: the noop
+  // module's near-empty state); see README.md, "Memory at realistic states".
+  int state_kib = 0;
+  // After every object is Ready, seconds the manager is watched idle (its
+  // resyncs re-read every state), its RSS sampled each second.
+  int settle_seconds = 0;
 };
 
 namespace e2e = captf::controllers::e2e;
@@ -283,13 +289,21 @@ Options parse(int argc, char** argv) {
       o.manager_binary = value();
     } else if (a == "--kind") {
       o.kind = value();
+    } else if (a == "--state-kib") {
+      o.state_kib = std::stoi(value());
+    } else if (a == "--settle") {
+      o.settle_seconds = std::stoi(value());
     } else {
       die("usage: manager_bench [--kind cluster|machine|pool] [--objects N] [--timeout SECONDS] "
-          "[--shards K] [--out DIR] [--manager-arg ARG]... [--manager-binary PATH]");
+          "[--shards K] [--out DIR] [--manager-arg ARG]... [--manager-binary PATH] "
+          "[--state-kib KIB] [--settle SECONDS]");
     }
   }
   if (o.objects < 1 || o.shards < 1) {
     die("--objects and --shards must be positive");
+  }
+  if (o.state_kib < 0 || o.settle_seconds < 0) {
+    die("--state-kib and --settle must not be negative");
   }
   if (o.kind != "cluster" && o.kind != "machine" && o.kind != "pool") {
     die("--kind is cluster, machine or pool");
@@ -311,7 +325,24 @@ struct Setup {
 constexpr char kMachineCluster[] = "c-machines";
 constexpr char kBootstrapSecret[] = "bench-bootstrap";
 
-Setup setUp(e2e::ManagerRig& manager) {
+// The noop cluster module, its state padded to about `kib` KiB: a
+// terraform_data resource whose input (kept twice in the state, as input and
+// output) is SHA-512 digests in hex, which compress about as little as the
+// identifiers, keys and addresses of a real state (gzip ~2:1).
+std::string clusterModule(int kib) {
+  std::string module = captf::runner::e2e::noopModule(captf::contract::Role::kCluster);
+  if (kib > 0) {
+    // 128 hex characters a digest, twice in the state: 4 digests a KiB.
+    module += "resource \"terraform_data\" \"state_padding\" {\n"
+              "  input = join(\"\", [for i in range(" +
+              std::to_string(kib * 4) +
+              ") : sha512(\"${var.captf_object.name}-${i}\")])\n"
+              "}\n";
+  }
+  return module;
+}
+
+Setup setUp(e2e::ManagerRig& manager, const Options& o) {
   e2e::installManager(manager);
   checkSetup("installing the manager");
   e2e::createTenant(kNamespace, kIdentity,
@@ -320,8 +351,8 @@ Setup setUp(e2e::ManagerRig& manager) {
   namespace runner = captf::runner::e2e;
   Setup s;
   s.runner_image = runner::Images::get().runner();
-  s.module_image = runner::Images::get().module(
-      "bench-cluster", runner::noopModule(captf::contract::Role::kCluster), e2e::env().tofu);
+  s.module_image = runner::Images::get().module("bench-cluster-" + std::to_string(o.state_kib),
+                                                clusterModule(o.state_kib), e2e::env().tofu);
   s.machine_image = runner::Images::get().module(
       "bench-machine", runner::noopModule(captf::contract::Role::kMachine), e2e::env().tofu);
   s.pool_image = runner::Images::get().module(
@@ -581,7 +612,7 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "manager-bench: starting the rig (capi tier)\n");
   (void)e2e::env(); // starts the rig
   e2e::ManagerRig manager_rig;
-  const Setup setup = setUp(manager_rig);
+  const Setup setup = setUp(manager_rig, o);
 
   // The manager with the shipped settings (leader election, the default
   // sync period and verbosity), plain-HTTP diagnostics for the scrape. Not
@@ -841,6 +872,30 @@ int main(int argc, char** argv) {
   const double reads = requests["GET"];
   const double writes = total(requests) - reads;
 
+  // Idle at N provisioned objects: the resyncs re-read every state; the RSS
+  // is sampled each second, its highest and last values reported.
+  double settle_rss_max = 0;
+  ProcSample settled = last;
+  if (ready_done && o.settle_seconds > 0) {
+    std::fprintf(stderr, "manager-bench: watching the idle manager for %d s\n", o.settle_seconds);
+    const Clock::time_point s0 = Clock::now();
+    Clock::time_point settle_line = s0;
+    while (Clock::now() - s0 < std::chrono::seconds(o.settle_seconds)) {
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      if (::waitpid(manager, nullptr, WNOHANG) != 0) {
+        die("the manager exited; see " + manager_log);
+      }
+      settled = sampleProc(manager);
+      settle_rss_max = std::max(settle_rss_max, settled.rss_mib);
+      if (Clock::now() - settle_line >= std::chrono::seconds(60)) {
+        settle_line = Clock::now();
+        std::fprintf(stderr, "manager-bench: idle t=%.0fs rss=%.1fMiB cpu=%.1fs\n",
+                     seconds(settle_line - s0), settled.rss_mib,
+                     settled.cpu_seconds - last.cpu_seconds);
+      }
+    }
+  }
+
   // The plain writer (machines): the API server's own time to create what
   // the manager created per machine, replayed by parallel `kubectl create`
   // as the objects were, in a namespace of its own, in the same run.
@@ -891,6 +946,12 @@ int main(int argc, char** argv) {
       {"baseline_objects", baseline_objects},
       {"baseline_seconds", baseline_s},
       {"job_queue_seconds_mean", queue_count > 0 ? queue_sum / queue_count : 0.0},
+      {"state_kib", o.state_kib},
+      {"settle_seconds", o.settle_seconds},
+      {"settle_rss_max_mib", settle_rss_max},
+      {"settle_rss_end_mib", settled.rss_mib},
+      {"settle_peak_rss_mib", settled.hwm_mib},
+      {"settle_cpu_seconds", settled.cpu_seconds - last.cpu_seconds},
       {"timeline", timeline},
   };
   std::ofstream(out + "/result.json") << result.dump(2) << "\n";
@@ -933,6 +994,12 @@ int main(int argc, char** argv) {
               queue_count > 0 ? queue_sum / queue_count : 0.0, queue_count);
   std::printf("manager peak RSS (VmHWM)             %.1f MiB (%.1f MiB before)\n", last.hwm_mib,
               before.rss_mib);
+  if (ready_done && o.settle_seconds > 0) {
+    std::printf("idle %d s at N Ready (state ~%d KiB)  RSS highest %.1f MiB, last %.1f MiB; "
+                "VmHWM %.1f MiB; CPU %.1f s\n",
+                o.settle_seconds, o.state_kib, settle_rss_max, settled.rss_mib, settled.hwm_mib,
+                settled.cpu_seconds - last.cpu_seconds);
+  }
   std::printf("manager CPU                          %.1f s during the run (%.1f s until every "
               "Job; %.1f s since start)\n",
               last.cpu_seconds - before.cpu_seconds,

@@ -83,7 +83,9 @@ inline constexpr std::string_view kReasonIdentityNotAllowed = "IdentityNotAllowe
 inline constexpr std::string_view kReasonImageInvalid = "ImageInvalid";
 inline constexpr std::string_view kReasonImagePullFailed = "ImagePullFailed";
 inline constexpr std::string_view kReasonInputsTooLarge = "InputsTooLarge";
+inline constexpr std::string_view kReasonInputsSecretConflict = "InputsSecretConflict";
 inline constexpr std::string_view kReasonJobDeadlineExceeded = "JobDeadlineExceeded";
+inline constexpr std::string_view kReasonJobRunning = "JobRunning";
 inline constexpr std::string_view kReasonNoApplyYet = "NoApplyYet";
 inline constexpr std::string_view kReasonPlanAwaitingApproval = "PlanAwaitingApproval";
 inline constexpr std::string_view kReasonPlanChanged = "PlanChanged";
@@ -105,13 +107,15 @@ inline constexpr std::string_view kReasonStateNotFound = "StateNotFound";
 inline constexpr std::string_view kReasonStateRestored = "StateRestored";
 inline constexpr std::string_view kReasonRestoreBackupNotFound = "RestoreBackupNotFound";
 inline constexpr std::string_view kReasonRestoreFailed = "RestoreFailed";
+// The unreadable state could not be set aside, so no restore Job was made
+// (docs/behaviour/state.md#restore-over-an-unreadable-state).
+inline constexpr std::string_view kReasonStateSetAsideFailed = "StateSetAsideFailed";
 
 // Reasons: OutputsValid.
 inline constexpr std::string_view kReasonOutputsValid = "OutputsValid";
 inline constexpr std::string_view kReasonInstancesTruncated = "InstancesTruncated";
 inline constexpr std::string_view kReasonFailureDomainMismatch = "FailureDomainMismatch";
 inline constexpr std::string_view kReasonOutputsInvalid = "OutputsInvalid";
-inline constexpr std::string_view kReasonOutputsMissing = "OutputsMissing";
 inline constexpr std::string_view kReasonProviderIdChanged = "ProviderIDChanged";
 inline constexpr std::string_view kReasonOutputsPending = "OutputsPending";
 

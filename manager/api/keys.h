@@ -54,6 +54,21 @@ inline constexpr std::string_view kAnnotationStateBackupResources =
 inline constexpr std::string_view kAnnotationStateBackupSet = "captf.io/state-backup-set";
 inline constexpr std::string_view kAnnotationStateBackupChunk = "captf.io/state-backup-chunk";
 inline constexpr std::string_view kAnnotationStateBackupChunks = "captf.io/state-backup-chunks";
+// A state set aside by a restore over an unreadable state
+// (docs/behaviour/state.md#restore-over-an-unreadable-state).
+inline constexpr std::string_view kLabelStateUnreadable = "captf.io/state-unreadable";
+inline constexpr std::string_view kLabelStateUnreadableSuffix = "captf.io/state-unreadable-suffix";
+inline constexpr std::string_view kAnnotationStateUnreadableSource =
+    "captf.io/state-unreadable-source";
+inline constexpr std::string_view kAnnotationStateUnreadableReason =
+    "captf.io/state-unreadable-reason";
+inline constexpr std::string_view kAnnotationStateUnreadableSet = "captf.io/state-unreadable-set";
+inline constexpr std::string_view kAnnotationStateUnreadableSetAsideAt =
+    "captf.io/state-unreadable-set-aside-at";
+inline constexpr std::string_view kAnnotationStateUnreadableLabels =
+    "captf.io/state-unreadable-labels";
+inline constexpr std::string_view kAnnotationStateUnreadableRestoreSerial =
+    "captf.io/state-unreadable-restore-serial";
 inline constexpr std::string_view kLabelLease = "captf.io/lease";
 inline constexpr std::string_view kAnnotationLeaseOp = "captf.io/lease-op";
 inline constexpr std::string_view kAnnotationLeaseAcquiredAt = "captf.io/lease-acquired-at";

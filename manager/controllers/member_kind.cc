@@ -98,10 +98,20 @@ absl::Status MemberKind::reconcileOwner(WorkloadPass& pass) {
   if (owner == nullptr || cluster_label.empty()) {
     // With the label but no owner (gone, or never there) a deletion still
     // destroys from the durable inputs; without the label nothing runs.
-    pass.set(cond::kDependenciesReady, ConditionStatus::kUnknown, owner_traits_.waiting_for_owner,
-             owner == nullptr
-                 ? "waiting for a " + owner_kind + " to own this " + str(owner_traits_.own_kind)
-                 : "waiting for the cluster.x-k8s.io/cluster-name label");
+    // Other owners but not yet the expected one (a control plane's, a
+    // topology's) is False/WaitingForOwnerMachine(Pool): something else
+    // claims the object first; no owner at all is Unknown/WaitingForOwner
+    // (docs/reference/conditions.md#dependenciesready).
+    if (owner == nullptr && !pass.meta->owner_references.empty()) {
+      pass.set(cond::kDependenciesReady, ConditionStatus::kFalse, owner_traits_.waiting_for_owner,
+               "waiting for a " + owner_kind + " to own this " + str(owner_traits_.own_kind) +
+                   "; its other owners do not run it");
+    } else {
+      pass.set(cond::kDependenciesReady, ConditionStatus::kUnknown, cond::kReasonWaitingForOwner,
+               owner == nullptr
+                   ? "waiting for a " + owner_kind + " to own this " + str(owner_traits_.own_kind)
+                   : "waiting for the cluster.x-k8s.io/cluster-name label");
+    }
     return absl::OkStatus();
   }
   auto owner_object = deps_.cached.get(*owner_traits_.owner_gvk, {pass.id.ns, owner->name});

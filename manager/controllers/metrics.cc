@@ -90,7 +90,11 @@ CaptfMetrics::CaptfMetrics(kube::MetricsRegistry& r, const std::string& version,
                            {"kind", "namespace", "name"})),
       last_success_timestamp_seconds(
           r.gauge("captf_last_success_timestamp_seconds",
-                  alpha("Unix time the newest successful Job of the operation finished."),
+                  alpha("Unix time the newest successful Job of the operation finished. The "
+                        "drift and refresh series exist only while the object is scheduled for "
+                        "them (not paused or deleting, with a drift interval, respectively a "
+                        "recurring refresh) and then carry status.lastDriftCheck and "
+                        "status.lastRefresh."),
                   {"kind", "namespace", "name", "op"})),
       unhealthy_samples(r.gauge("captf_unhealthy_samples",
                                 alpha("TerraformMachine status.unhealthySamples."),
@@ -102,6 +106,10 @@ CaptfMetrics::CaptfMetrics(kube::MetricsRegistry& r, const std::string& version,
       image_inspect_errors_total(
           r.counter("captf_image_inspect_errors_total",
                     alpha("Registry or label failures resolving template capacity."), {"reason"})),
+      image_pull_failures_total(
+          r.counter("captf_image_pull_failures_total",
+                    alpha("Runner Jobs whose pod started waiting for an image it cannot pull."),
+                    {"kind", "op"})),
       inputs_hash_changes_total(
           r.counter("captf_inputs_hash_changes_total",
                     alpha("Applies started because a mutable kind's inputs changed."), {"kind"})),

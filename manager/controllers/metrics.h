@@ -58,6 +58,7 @@ public:
   kube::CounterFamily& lock_force_unlocks_total;                  // kind
   kube::CounterFamily& identity_denied_total;                     // reason
   kube::CounterFamily& image_inspect_errors_total;                // reason
+  kube::CounterFamily& image_pull_failures_total;                 // kind, op
   kube::CounterFamily& inputs_hash_changes_total;                 // kind
   kube::CounterFamily& remediation_requests_total;                // action
   kube::CounterFamily& destructive_plan_approvals_consumed_total; // kind

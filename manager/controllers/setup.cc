@@ -14,6 +14,7 @@
 #include "manager/controllers/terraform_machine_kind.h"
 #include "manager/controllers/terraform_machine_pool_kind.h"
 #include "manager/controllers/terraform_machine_template_controller.h"
+#include "manager/controllers/workload.h"
 #include "manager/controllers/workload_reconciler.h"
 #include "manager/kube/selector.h"
 #include "manager/kube/strings.h"
@@ -160,6 +161,22 @@ std::vector<kube::Request> membersOfCluster(kube::Cache& cache, const kube::Grou
   return requests;
 }
 
+// A runner pod wakes its Job's object when it starts or stops waiting for an
+// image it cannot pull (docs/behaviour/jobs.md#image-pulls); every other
+// change of a pod reaches the object through its Job.
+absl::Status watchImagePulls(kube::Controller& controller, kube::Cache& cache,
+                             const kube::GroupVersionKind& gvk) {
+  auto pods = cache.informerFor(kinds::kPod);
+  if (!pods.ok()) {
+    return pods.status();
+  }
+  kube::Cache* cache_ptr = &cache;
+  controller.watchMapped(
+      **pods, [cache_ptr, gvk](const json& pod) { return ownersOfPodJob(*cache_ptr, gvk, pod); },
+      {imagePullChanged()});
+  return absl::OkStatus();
+}
+
 // How a TerraformMachine or TerraformMachinePool controller is watched.
 struct MemberWatch {
   std::string name;                        // "terraformmachine"
@@ -189,6 +206,9 @@ setupMemberController(kube::Manager& manager, WorkloadReconciler& reconciler,
   kube::Controller& controller = manager.addController(watch.name, reconciler, std::move(options));
   controller.watchFor(**members, filters);
   controller.watchOwned(**jobs, *watch.gvk, kube::OwnerMatch::kAnyOwner);
+  if (absl::Status watched = watchImagePulls(controller, cache, *watch.gvk); !watched.ok()) {
+    return watched;
+  }
   // The owner wakes the object its infrastructure reference names
   // (bootstrap data, replicas, deletion).
   controller.watchMapped(**owners, infrastructureRefOf(watch.gvk->kind, watch.infrastructure_ref));
@@ -338,6 +358,10 @@ absl::Status setupControllers(kube::Manager& manager, const ControllerSettings& 
       manager.addController("terraformcluster", controllers->cluster_, std::move(options));
   controller.watchFor(**clusters, filters);
   controller.watchOwned(**jobs, kinds::kTerraformCluster, kube::OwnerMatch::kAnyOwner);
+  if (absl::Status watched = watchImagePulls(controller, cache, kinds::kTerraformCluster);
+      !watched.ok()) {
+    return watched;
+  }
   // A Cluster wakes the TerraformCluster its infrastructureRef names.
   controller.watchMapped(**capi_clusters,
                          infrastructureRefOf(api::kKindTerraformCluster, "spec.infrastructureRef"));
@@ -358,12 +382,8 @@ absl::Status setupControllers(kube::Manager& manager, const ControllerSettings& 
     }
     return requests;
   });
-  // A labeled variablesFrom source wakes every TerraformCluster naming it.
-  if (absl::Status indexed =
-          cache.addIndex(kinds::kTerraformCluster, kVariablesSourcesIndex, variablesSourcesOf);
-      !indexed.ok()) {
-    return indexed;
-  }
+  // The labeled variablesFrom sources (ConfigMaps and Secrets), each woken
+  // object found through an index of its kind (below, per kind).
   for (const auto* gvk : {&kinds::kConfigMap, &kinds::kSecret}) {
     kube::ListOptions scope;
     scope.ns = settings.watch_namespace;
@@ -374,24 +394,41 @@ absl::Status setupControllers(kube::Manager& manager, const ControllerSettings& 
         controllers->variables_sources_.emplace_back(std::make_unique<kube::SharedInformer>(
             *gvk, std::make_unique<kube::ApiListerWatcher>(manager.apiClient(), *gvk, scope),
             manager.clock(), std::move(informer_options), logger));
-    controller.watchMapped(*informer, [cache_ptr, kind = gvk->kind](const json& source) {
-      std::vector<kube::Request> requests;
-      auto referencing =
-          cache_ptr->byIndex(kinds::kTerraformCluster, kVariablesSourcesIndex,
-                             sourceKey(kube::meta::ns(source), kind, kube::meta::name(source)));
-      if (referencing.ok()) {
-        for (const json& tc : *referencing) {
-          requests.push_back(kube::meta::key(tc));
-        }
-      }
-      return requests;
-    });
     kube::SharedInformer* raw = informer.get();
     manager.add(std::make_unique<kube::RunnableFunc>([raw](std::stop_token stop) {
                   raw->run(std::move(stop));
                   return absl::OkStatus();
                 }),
                 kube::NeedLeaderElection::kYes);
+  }
+  // A labeled variablesFrom source wakes every object of `gvk` naming it:
+  // a TerraformCluster or TerraformMachinePool re-applies, a TerraformMachine
+  // still waiting for it (VariablesSourceNotFound) renders.
+  auto wake_on_variables_sources = [&](kube::Controller& target,
+                                       const kube::GroupVersionKind& gvk) -> absl::Status {
+    if (absl::Status indexed = cache.addIndex(gvk, kVariablesSourcesIndex, variablesSourcesOf);
+        !indexed.ok()) {
+      return indexed;
+    }
+    for (const auto& informer : controllers->variables_sources_) {
+      target.watchMapped(*informer, [cache_ptr, &gvk,
+                                     kind = informer->gvk().kind](const json& source) {
+        std::vector<kube::Request> requests;
+        auto referencing =
+            cache_ptr->byIndex(gvk, kVariablesSourcesIndex,
+                               sourceKey(kube::meta::ns(source), kind, kube::meta::name(source)));
+        if (referencing.ok()) {
+          for (const json& object : *referencing) {
+            requests.push_back(kube::meta::key(object));
+          }
+        }
+        return requests;
+      });
+    }
+    return absl::OkStatus();
+  };
+  if (absl::Status s = wake_on_variables_sources(controller, kinds::kTerraformCluster); !s.ok()) {
+    return s;
   }
   if (absl::Status s = setupIdentityController(manager, controllers->identity_); !s.ok()) {
     return s;
@@ -409,6 +446,12 @@ absl::Status setupControllers(kube::Manager& manager, const ControllerSettings& 
   auto pool_controller = setupMemberController(manager, controllers->machine_pool_, pools, filters);
   if (!pool_controller.ok()) {
     return pool_controller.status();
+  }
+  for (const auto& [member, gvk] : {std::pair{*machine_controller, &kinds::kTerraformMachine},
+                                    std::pair{*pool_controller, &kinds::kTerraformMachinePool}}) {
+    if (absl::Status s = wake_on_variables_sources(*member, *gvk); !s.ok()) {
+      return s;
+    }
   }
   auto templates = cache.informerFor(kinds::kTerraformMachineTemplate);
   if (!templates.ok()) {

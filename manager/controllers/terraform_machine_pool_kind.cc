@@ -175,6 +175,11 @@ private:
     if (absl::Status s = pass.patcher.patch({{"spec", spec}}); !s.ok()) {
       return s;
     }
+    if (spec.contains("providerID") && outputs.provider_id) {
+      // A pool's group ID may change (docs/reference/events.md).
+      pass.event(kube::EventType::kNormal, "ProviderIDSet",
+                 "spec.providerID set to " + *outputs.provider_id);
+    }
     if (outputs.provider_id) {
       t.object.spec.provider_id = outputs.provider_id;
     }

@@ -128,6 +128,29 @@ TerraformMachineTemplateReconciler::reconcile(const kube::ReconcileContext& ctx,
   const std::string& image = tmpl.spec.template_.spec.source.image;
   const api::TerraformMachineTemplateStatus original =
       tmpl.status.value_or(api::TerraformMachineTemplateStatus{});
+  const auto now =
+      api::Time{std::chrono::time_point_cast<std::chrono::seconds>(deps_.clock.wallNow())};
+  if (image.empty()) {
+    // A Git source (source.git; docs/decisions/manager-machine-template.md):
+    // no image whose labels could declare a capacity, so nothing is read,
+    // retried or warned about; no capacity is reported.
+    api::TerraformMachineTemplateStatus status = original;
+    status.capacity.clear();
+    status.node_info.reset();
+    status.capacity_source.reset();
+    lifecycle::setCondition(status.conditions, cond::kCapacityResolved, ConditionStatus::kFalse,
+                            cond::kReasonCapacityNotDeclared,
+                            "the module comes from Git (source.git), which has no image labels: "
+                            "no capacity for scaling from zero",
+                            tmpl.metadata.generation, now);
+    json copy = *object;
+    ObjectPatcher patcher(deps_.api, copy);
+    absl::Status s = patcher.patchStatus(api::toJson(original), api::toJson(status));
+    if (!s.ok() && !kube::isNotFound(s)) {
+      return s;
+    }
+    return kube::Result{};
+  }
   // Resolved once per image: a different spec image resolves again, a
   // failed inspection is retried with backoff.
   const api::Condition* resolved =
@@ -158,8 +181,6 @@ TerraformMachineTemplateReconciler::reconcile(const kube::ReconcileContext& ctx,
   }
 
   api::TerraformMachineTemplateStatus status = original;
-  const auto now =
-      api::Time{std::chrono::time_point_cast<std::chrono::seconds>(deps_.clock.wallNow())};
   kube::Result result;
   auto labels = read_labels_(image, configs);
   Resolved out;
@@ -189,16 +210,21 @@ TerraformMachineTemplateReconciler::reconcile(const kube::ReconcileContext& ctx,
   if (absl::Status s = patcher.patchStatus(api::toJson(original), api::toJson(status)); !s.ok()) {
     return kube::isNotFound(s) ? absl::StatusOr<kube::Result>(kube::Result{}) : s;
   }
-  // A failure counts once, when it begins (a failure counter counts
-  // transitions, docs/reference/metrics.md): the condition turned to it, or
-  // a new generation (another image) failed; not every retry of one image.
-  if (!error_reason.empty() && (changed || resolved == nullptr ||
-                                resolved->observed_generation != tmpl.metadata.generation)) {
+  // A failure counts, and is said in an Event, once, when it begins (a
+  // failure counter counts transitions, docs/reference/metrics.md; Events
+  // say transitions, docs/reference/events.md): the condition turned to it,
+  // or a new generation (another image) failed; not every retry of one
+  // image, which only the log says.
+  const bool begins =
+      changed || resolved == nullptr || resolved->observed_generation != tmpl.metadata.generation;
+  if (!error_reason.empty() && begins) {
     deps_.metrics.image_inspect_errors_total.withLabels({error_reason}).inc();
   }
   if (out.reason == cond::kReasonImageInspectFailed) {
-    deps_.events.event(*object, kube::EventType::kWarning, "ImageInspectFailed", "Resolve",
-                       out.message);
+    if (begins) {
+      deps_.events.event(*object, kube::EventType::kWarning, "ImageInspectFailed", "Resolve",
+                         out.message);
+    }
     ctx.log.info("image inspection failed", {{"detail", out.message}});
   } else if (changed) {
     deps_.events.event(

@@ -1,6 +1,9 @@
 #include "manager/controllers/workload.h"
 
 #include <algorithm>
+#include <array>
+#include <optional>
+#include <utility>
 
 #include "manager/api/keys.h"
 #include "manager/controllers/kinds.h"
@@ -268,6 +271,145 @@ bool jobDeadlineExceeded(const json& job) {
     return c.value("type", "") == "Failed" && c.value("status", "") == "True" &&
            c.value("reason", "") == "DeadlineExceeded";
   });
+}
+
+namespace {
+
+// The kubelet's Waiting reasons of an image it cannot pull (kubelet
+// images.ErrImagePull, ErrImagePullBackOff, ErrInvalidImageName).
+constexpr std::array<std::string_view, 3> kImagePullReasons = {"ErrImagePull", "ImagePullBackOff",
+                                                               "InvalidImageName"};
+// What of the kubelet's message a condition keeps.
+constexpr size_t kImagePullMessageBytes = 512;
+
+// The spec's image of container `name` of `pod` ("" when not found).
+std::string specImage(const json& pod, const std::string& name) {
+  for (const char* list : {"spec.initContainers", "spec.containers"}) {
+    const json* containers = kube::fieldAt(pod, list);
+    if (containers == nullptr || !containers->is_array()) {
+      continue;
+    }
+    for (const json& container : *containers) {
+      if (container.is_object() && container.value("name", "") == name) {
+        return container.value("image", "");
+      }
+    }
+  }
+  return "";
+}
+
+// `text` without the userinfo of URLs ("https://user:secret@host" becomes
+// "https://[redacted]@host"): a registry or mirror URL in a kubelet message
+// may carry credentials, which never reach a condition or an Event.
+std::string withoutUrlCredentials(std::string text) {
+  size_t from = 0;
+  while ((from = text.find("://", from)) != std::string::npos) {
+    const size_t start = from + 3;
+    const size_t end = text.find_first_of("/ \t\"'@", start);
+    if (end != std::string::npos && text[end] == '@' && end > start) {
+      text.replace(start, end - start, "[redacted]");
+    }
+    from = start;
+  }
+  return text;
+}
+
+// `text` cut to at most `bytes` bytes at a UTF-8 character boundary, with
+// "..." when it was cut.
+std::string clipped(std::string text, size_t bytes) {
+  if (text.size() <= bytes) {
+    return text;
+  }
+  size_t cut = bytes;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0U) == 0x80U) {
+    --cut; // a continuation byte: back to the character's first byte
+  }
+  text.resize(cut);
+  return text + "...";
+}
+
+} // namespace
+
+std::optional<ImagePullWait> imagePullWait(const json& pod) {
+  for (const char* list : {"status.initContainerStatuses", "status.containerStatuses"}) {
+    const json* statuses = kube::fieldAt(pod, list);
+    if (statuses == nullptr || !statuses->is_array()) {
+      continue;
+    }
+    for (const json& status : *statuses) {
+      const json* waiting = status.is_object() ? kube::fieldAt(status, "state.waiting") : nullptr;
+      if (waiting == nullptr || !waiting->is_object()) {
+        continue;
+      }
+      const std::string reason = waiting->value("reason", "");
+      if (std::find(kImagePullReasons.begin(), kImagePullReasons.end(), reason) ==
+          kImagePullReasons.end()) {
+        continue;
+      }
+      ImagePullWait wait;
+      wait.container = status.value("name", "");
+      wait.image = specImage(pod, wait.container);
+      if (wait.image.empty()) {
+        wait.image = status.value("image", "");
+      }
+      wait.reason = reason;
+      const json* message = kube::fieldAt(*waiting, "message");
+      if (message != nullptr && message->is_string()) {
+        wait.message =
+            clipped(withoutUrlCredentials(message->get<std::string>()), kImagePullMessageBytes);
+      }
+      return wait;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string imagePullMessage(const ImagePullWait& wait) {
+  std::string out = "image " + wait.image + " of container " + wait.container +
+                    " cannot be pulled (" + wait.reason + ")";
+  if (!wait.message.empty()) {
+    out += ": " + wait.message;
+  }
+  return out;
+}
+
+kube::Predicate imagePullChanged() {
+  const auto waited = [](const json& pod) {
+    auto wait = imagePullWait(pod);
+    return wait ? std::optional(std::pair{wait->container, wait->image}) : std::nullopt;
+  };
+  return {[waited](const json& pod) { return waited(pod).has_value(); },
+          [waited](const json& old_pod, const json& new_pod) {
+            return waited(old_pod) != waited(new_pod);
+          },
+          [](const json&) { return false; }};
+}
+
+std::vector<kube::Request> ownersOfPodJob(kube::Reader& jobs, const kube::GroupVersionKind& gvk,
+                                          const json& pod) {
+  std::vector<kube::Request> requests;
+  const json* refs = kube::fieldAt(pod, "metadata.ownerReferences");
+  if (refs == nullptr || !refs->is_array()) {
+    return requests;
+  }
+  for (const json& ref : *refs) {
+    if (!ref.is_object() || ref.value("kind", "") != kinds::kJob.kind) {
+      continue;
+    }
+    auto job = jobs.get(kinds::kJob, {kube::meta::ns(pod), ref.value("name", "")});
+    const json* owners = job.ok() ? kube::fieldAt(*job, "metadata.ownerReferences") : nullptr;
+    if (owners == nullptr || !owners->is_array()) {
+      continue;
+    }
+    for (const json& owner : *owners) {
+      if (owner.is_object() && owner.value("kind", "") == gvk.kind &&
+          kube::GroupVersionKind::fromApiVersion(owner.value("apiVersion", ""), gvk.kind).group ==
+              gvk.group) {
+        requests.push_back({kube::meta::ns(pod), owner.value("name", "")});
+      }
+    }
+  }
+  return requests;
 }
 
 namespace {

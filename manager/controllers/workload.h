@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "manager/kube/client.h"
 #include "manager/kube/clock.h"
+#include "manager/kube/controller.h"
 #include "manager/lifecycle/history.h"
 #include "manager/lifecycle/leases.h"
 
@@ -117,6 +118,33 @@ std::string containerImageId(const nlohmann::json& pod, std::string_view contain
 bool podStarted(const nlohmann::json& pod);
 // Whether the Job failed with reason DeadlineExceeded.
 bool jobDeadlineExceeded(const nlohmann::json& job);
+
+// A container of a runner pod that waits for an image the kubelet cannot
+// pull (docs/behaviour/jobs.md#image-pulls): its state is Waiting with reason
+// ErrImagePull, ImagePullBackOff or InvalidImageName.
+struct ImagePullWait {
+  std::string container;
+  std::string image;   // the pod spec's reference ("" when unknown)
+  std::string reason;  // the kubelet's
+  std::string message; // the kubelet's, clipped and without URL credentials
+  bool operator==(const ImagePullWait&) const = default;
+};
+// The first such container of `pod`, init containers first (the order the
+// kubelet pulls in), or nullopt.
+std::optional<ImagePullWait> imagePullWait(const nlohmann::json& pod);
+// The condition message and Event note for `wait`: the image, the container
+// and the kubelet's reason and message.
+std::string imagePullMessage(const ImagePullWait& wait);
+// What wakes an object for its pods' image pulls (docs/behaviour/jobs.md#image-pulls):
+// a pod created waiting, or updated to begin, end or change its wait (another
+// container or image); the kubelet's changing reason or message alone, and
+// deletions, do not.
+kube::Predicate imagePullChanged();
+// The objects of kind `gvk` named by an owner reference of the Job (read from
+// `jobs`) that owns `pod`: a pod's labels carry its object's name only as a
+// label value, which may be shortened.
+std::vector<kube::Request> ownersOfPodJob(kube::Reader& jobs, const kube::GroupVersionKind& gvk,
+                                          const nlohmann::json& pod);
 // When the Job's source container started, if known.
 std::optional<kube::WallTime> containerStartTime(const nlohmann::json& pod,
                                                  std::string_view container);

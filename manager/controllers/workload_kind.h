@@ -131,6 +131,8 @@ struct WorkloadPass {
   api::Time now;
   std::int64_t generation = 0;
   bool deleting = false;
+  // cluster.x-k8s.io/paused on the object, or the owning Cluster's spec.paused.
+  bool paused = false;
   // The reconcile's logger (kube::ReconcileContext::log) with the owners
   // WorkloadKind::reconcileOwner resolved: "Cluster", and "Machine" or
   // "MachinePool" for the kinds they own.

@@ -38,6 +38,7 @@
 #include "manager/workspace/result.h"
 #include "manager/workspace/run_history.h"
 #include "manager/workspace/secrets.h"
+#include "manager/workspace/set_aside.h"
 #include "manager/workspace/state.h"
 
 namespace captf::controllers {
@@ -205,8 +206,17 @@ absl::StatusOr<kube::Result> WorkloadReconciler::reconcilePass(const kube::Recon
   WorkloadPass pass(deps_.api, deps_.events);
   pass.object = *std::move(object);
   pass.log = ctx.log;
-  // 1. Externally managed: nothing at all.
+  // 1. Externally managed, or another manager's by --watch-filter: nothing
+  // at all. Owned Jobs, owners, Clusters, identities, variables sources and
+  // the ref watcher wake objects whatever their labels, so the filter is
+  // checked here and not only at the primary watch
+  // (docs/decisions/manager-binary.md).
   if (kube::meta::annotations(pass.object).contains(str(api::kAnnotationManagedBy))) {
+    return kube::Result{};
+  }
+  if (const std::string& filter = deps_.settings.watch_filter;
+      !filter.empty() &&
+      kube::meta::labels(pass.object).value(str(api::kLabelWatchFilter), "") != filter) {
     return kube::Result{};
   }
   auto decoded = kind_->decode(pass.object);
@@ -254,11 +264,10 @@ absl::StatusOr<kube::Result> WorkloadReconciler::reconcilePass(const kube::Recon
   } else if (pass.deleting && !hasFinalizer(pass.object, finalizer)) {
     return kube::Result{};
   } else {
-    const bool paused =
-        kube::meta::annotations(pass.object).contains(str(api::kAnnotationPaused)) ||
-        (pass.cluster.is_object() &&
-         pass.cluster.value("spec", json::object()).value("paused", false));
-    if (paused) {
+    pass.paused = kube::meta::annotations(pass.object).contains(str(api::kAnnotationPaused)) ||
+                  (pass.cluster.is_object() &&
+                   pass.cluster.value("spec", json::object()).value("paused", false));
+    if (pass.paused) {
       status = pausedBranch(pass);
     } else {
       if (pass.set(cond::kPaused, ConditionStatus::kFalse, cond::kReasonNotPaused, "") &&
@@ -708,6 +717,16 @@ absl::Status WorkloadReconciler::recordRun(WorkloadPass& pass, const RunJob& run
   if (!existing.ok() && !kube::isNotFound(existing.status())) {
     return existing.status();
   }
+  if (existing.ok() && !workspace::isManaged(*existing)) {
+    // Someone else's ConfigMap of the history's name: left as it is.
+    pass.event(kube::EventType::kWarning, "RunHistoryNotRecorded",
+               "run of Job " + run.record.name + " not recorded: ConfigMap " + name +
+                   " exists and is not CAPTF's (no captf.io/managed=true label)");
+    if (deps_.reports != nullptr) {
+      deps_.reports->forget(uid);
+    }
+    return absl::OkStatus();
+  }
   const json updated =
       workspace::withRunRecord(pass.ref, existing.ok() ? *existing : json(), record);
   const absl::StatusOr<json> written =
@@ -772,6 +791,41 @@ absl::Status WorkloadReconciler::removeLeftoverJob(WorkloadPass& pass, const jso
   return absl::OkStatus();
 }
 
+namespace {
+
+// ImagePullFailed on the operation's condition while the active Job's pod
+// waits for an image it cannot pull, with one Warning Event and one count
+// per transition; once the pull succeeded the Job runs and the condition
+// says so (docs/behaviour/jobs.md#image-pulls). The Job is left alone: the
+// kubelet keeps trying, so a pushed image or a created pull Secret lets it
+// run. True while the condition is ImagePullFailed.
+bool reportImagePull(WorkloadPass& pass, kube::Reader& pods, CaptfMetrics& metrics,
+                     const std::string& kind, const RunJob& run) {
+  const std::string_view type = lifecycle::waitConditionFor(run.record.operation);
+  const std::string op(api::enumName(run.record.operation));
+  auto pod = podOfJob(pods, pass.id.ns, run.record.name);
+  if (!pod.ok() || !pod->has_value()) {
+    return pass.currentReason(type) == cond::kReasonImagePullFailed; // as it was
+  }
+  if (const std::optional<ImagePullWait> wait = imagePullWait(**pod)) {
+    const std::string note = op + " Job " + run.record.name + ": " + imagePullMessage(*wait);
+    if (pass.set(type, ConditionStatus::kFalse, cond::kReasonImagePullFailed, note)) {
+      pass.event(kube::EventType::kWarning, cond::kReasonImagePullFailed, note);
+      pass.count(metrics.image_pull_failures_total.withLabels({kind, op}));
+    }
+    return true;
+  }
+  if (pass.currentReason(type) == cond::kReasonImagePullFailed) {
+    pass.set(type, ConditionStatus::kUnknown,
+             type == cond::kDriftJobSucceeded ? cond::kReasonDriftJobRunning
+                                              : cond::kReasonJobRunning,
+             op + " Job " + run.record.name + " pulled its images and is running");
+  }
+  return false;
+}
+
+} // namespace
+
 // 7. Active Job: wait (stuck Jobs are deleted to be restarted).
 bool WorkloadReconciler::waitForActiveJob(WorkloadPass& pass) {
   if (pass.active == nullptr) {
@@ -789,7 +843,8 @@ bool WorkloadReconciler::waitForActiveJob(WorkloadPass& pass) {
     pass.set(cond::kInfrastructureHealthy, ConditionStatus::kFalse, cond::kReasonProvisioning,
              "apply Job " + run.record.name + " is running");
   }
-  if (run.record.operation == api::Operation::kDrift) {
+  const bool pull_failed = reportImagePull(pass, deps_.cached, deps_.metrics, kind(), run);
+  if (run.record.operation == api::Operation::kDrift && !pull_failed) {
     pass.set(cond::kDriftJobSucceeded, ConditionStatus::kUnknown, cond::kReasonDriftJobRunning,
              "drift Job " + run.record.name + " is running");
   }
@@ -1495,6 +1550,34 @@ absl::Status WorkloadReconciler::runJob(WorkloadPass& pass) {
     return absl::OkStatus();
   }
 
+  // An apply writes the durable inputs: the API server's copy, not the
+  // cache's (the digest this pass's bookkeeping pinned a moment ago is kept
+  // while the image stays), read before any Lease is taken so that a
+  // Secret of that name CAPTF did not make holds nothing but this object
+  // (docs/behaviour/security.md#objects-captf-does-not-own).
+  std::optional<json> existing_durable;
+  if (op == api::Operation::kApply) {
+    const std::string name = workspace::durableInputsSecretName(pass.ref);
+    auto existing = deps_.api.get(kinds::kSecret, {pass.id.ns, name});
+    if (!existing.ok() && !kube::isNotFound(existing.status())) {
+      return existing.status();
+    }
+    if (existing.ok() && !workspace::isManaged(*existing)) {
+      const std::string message = "Secret " + name +
+                                  " exists and is not CAPTF's (no captf.io/managed=true label); "
+                                  "it is never overwritten: rename or delete it";
+      if (pass.set(cond::kApplyJobSucceeded, ConditionStatus::kFalse,
+                   cond::kReasonInputsSecretConflict, message)) {
+        pass.event(kube::EventType::kWarning, cond::kReasonInputsSecretConflict, message);
+      }
+      pass.result.requeue_after = lifecycle::kLeaseRecheck;
+      return absl::OkStatus();
+    }
+    if (existing.ok()) {
+      existing_durable = *std::move(existing);
+    }
+  }
+
   // Leases (docs/behaviour/lifecycle.md#run-leases-and-the-cluster-operation-gate).
   lifecycle::LeaseRequest lease;
   lease.kind = lifecycle::LeaseKind::kRun;
@@ -1563,6 +1646,29 @@ absl::Status WorkloadReconciler::runJob(WorkloadPass& pass) {
     }
   }
 
+  // docs/behaviour/state.md#restore-over-an-unreadable-state: with the
+  // Leases held and before the Job exists, an unreadable state goes aside.
+  // When it cannot, no Job is made and the Leases go back.
+  if (restore) {
+    if (absl::Status s = setAsideUnreadableState(pass, restore->serial); !s.ok()) {
+      CAPTF_RETURN_IF_ERROR(
+          releaseLease(deps_.api, pass.id.ns, lifecycle::runLeaseName(pass.id), job_name));
+      if (!pass.cluster_name.empty()) {
+        CAPTF_RETURN_IF_ERROR(
+            releaseLease(deps_.api, pass.id.ns,
+                         lifecycle::clusterLeaseName(pass.id.ns, pass.cluster_name), job_name));
+      }
+      const std::string message =
+          "the unreadable state was not set aside, so no restore Job was made: " +
+          std::string(s.message());
+      if (pass.set(cond::kRestoreJobSucceeded, ConditionStatus::kFalse,
+                   cond::kReasonStateSetAsideFailed, message)) {
+        pass.event(kube::EventType::kWarning, "StateSetAsideFailed", message);
+      }
+      return s;
+    }
+  }
+
   // docs/behaviour/lifecycle.md: block-move, written directly before the Job exists.
   if (lifecycle::blockMoveAction(
           kube::meta::annotations(pass.object).contains(str(api::kAnnotationBlockMove)), false,
@@ -1595,17 +1701,10 @@ absl::Status WorkloadReconciler::runJob(WorkloadPass& pass) {
     }
   }
   if (op == api::Operation::kApply) {
-    // The API server's copy, not the cache's: the digest this pass's
-    // bookkeeping pinned a moment ago is kept while the image stays.
-    auto existing =
-        deps_.api.get(kinds::kSecret, {pass.id.ns, workspace::durableInputsSecretName(pass.ref)});
-    if (!existing.ok() && !kube::isNotFound(existing.status())) {
-      return existing.status();
-    }
     workspace::DurableAnnotations annotations;
     annotations.image = pass.git ? pass.source_identity : pass.spec->source.image;
-    if (existing.ok()) {
-      const json& notes = kube::meta::annotations(*existing);
+    if (existing_durable) {
+      const json& notes = kube::meta::annotations(*existing_durable);
       const auto digest = notes.find(str(api::kAnnotationImageDigest));
       if (notes.value(str(api::kAnnotationImage), "") == pass.spec->source.image &&
           digest != notes.end() && digest->is_string()) {
@@ -1617,8 +1716,8 @@ absl::Status WorkloadReconciler::runJob(WorkloadPass& pass) {
       annotations.git_commit = git->commit;
     }
     json durable = workspace::durableInputsSecret(pass.ref, *root, annotations);
-    if (existing.ok()) {
-      durable["metadata"]["resourceVersion"] = kube::meta::resourceVersion(*existing);
+    if (existing_durable) {
+      durable["metadata"]["resourceVersion"] = kube::meta::resourceVersion(*existing_durable);
       auto written = deps_.api.update(durable);
       if (!written.ok()) {
         return written.status();
@@ -1756,6 +1855,79 @@ absl::Status WorkloadReconciler::runJob(WorkloadPass& pass) {
   return absl::OkStatus();
 }
 
+absl::Status WorkloadReconciler::setAsideUnreadableState(WorkloadPass& pass, std::int64_t serial) {
+  // Read from the API server: the cache holds no Secret data and may be
+  // behind, and what is deleted must be exactly what was copied.
+  auto secrets = listSecrets(deps_.api, pass.id.ns, workspace::stateSelector(pass.suffix));
+  if (!secrets.ok()) {
+    return secrets.status();
+  }
+  const workspace::ReadState live = workspace::readState(pass.suffix, *secrets);
+  if (workspace::decideSetAside(live.status, pass.lock.state) !=
+      workspace::SetAsideDecision::kSetAside) {
+    return absl::OkStatus();
+  }
+  workspace::SetAsideRequest request;
+  request.ref = pass.ref;
+  request.state_secrets = *std::move(secrets);
+  request.reason = str(workspace::stateReason(
+      workspace::classifyState(live, kind_->traits(), workspace::Provisioned::kNo)));
+  request.set_aside_at = api::formatTime(pass.now);
+  request.restore_serial = serial;
+  const std::vector<workspace::SetAsideCopy> copies = workspace::setAsideCopies(request);
+  // Every copy first: nothing is deleted unless all of them are in place.
+  for (const workspace::SetAsideCopy& copy : copies) {
+    const std::string name = kube::meta::name(copy.copy);
+    absl::Status created = deps_.api.create(copy.copy).status();
+    if (kube::isAlreadyExists(created)) {
+      auto existing = deps_.api.get(kinds::kSecret, {pass.id.ns, name});
+      if (!existing.ok()) {
+        created = existing.status();
+      } else if (workspace::sameSetAsideCopy(*existing, copy.copy)) {
+        created = absl::OkStatus();
+      } else {
+        created = absl::AlreadyExistsError(
+            contract::strCat("Secret ", name, " already exists with other content"));
+      }
+    }
+    if (!created.ok()) {
+      return absl::Status(created.code(), contract::strCat("copying state Secret ", copy.source,
+                                                           " to ", name, ": ", created.message()));
+    }
+  }
+  // Then the chunks, each only as it was copied: a chunk written since
+  // fails the deletion (Conflict), and the next pass copies it again under
+  // a set-aside id of its own.
+  constexpr std::size_t kListed = 4; // the Event names a few; the runbook's selector finds all
+  std::string kept;
+  for (std::size_t i = 0; i < copies.size(); ++i) {
+    const workspace::SetAsideCopy& copy = copies[i];
+    const std::string name = kube::meta::name(copy.copy);
+    kube::DeleteOptions options;
+    options.preconditions.uid = copy.source_uid;
+    options.preconditions.resource_version = copy.source_resource_version;
+    absl::Status removed = deps_.api.remove(kinds::kSecret, {pass.id.ns, copy.source}, options);
+    if (!removed.ok() && !kube::isNotFound(removed)) {
+      return absl::Status(removed.code(),
+                          contract::strCat("deleting state Secret ", copy.source, " (copied to ",
+                                           name, "): ", removed.message()));
+    }
+    if (i < kListed) {
+      contract::strAppend(kept, i == 0 ? "" : ", ", copy.source, " as ", name);
+    }
+  }
+  if (copies.size() > kListed) {
+    contract::strAppend(kept, " and ", copies.size() - kListed, " more");
+  }
+  pass.log.info("unreadable state set aside before a restore",
+                {{"reason", request.reason}, {"secrets", static_cast<int>(copies.size())}});
+  pass.event(kube::EventType::kNormal, "StateSetAside",
+             contract::strCat("the unreadable state (", request.reason,
+                              ") was set aside before restoring serial ", serial,
+                              "; kept: ", kept));
+  return absl::OkStatus();
+}
+
 // docs/behaviour/lifecycle.md#deletion final cleanup, then the finalizer goes.
 absl::Status WorkloadReconciler::cleanup(WorkloadPass& pass) {
   const auto plan = workspace::stateCleanup(pass.ref, pass.state.secret_names);
@@ -1808,6 +1980,37 @@ absl::Status WorkloadReconciler::cleanup(WorkloadPass& pass) {
   return absl::OkStatus();
 }
 
+// The drift and refresh series of captf_last_success_timestamp_seconds
+// exist only while the object is scheduled for them
+// (docs/runbooks/CAPTFNoRecentSuccess.md): a paused, deleting or unscheduled
+// object withdraws them, so the alert never fires for a reading nobody
+// waits for. While scheduled they carry status.lastDriftCheck and
+// status.lastRefresh (a drift Job is a refresh too), which outlive the
+// manager and a pause: a reading that stays stale after a restart or an
+// unpause still alerts.
+void WorkloadReconciler::exportReadingTimes(const WorkloadPass& pass) {
+  lifecycle::DecisionInput in;
+  in.traits = kind_->traits();
+  in.deleting = pass.deleting;
+  in.paused = pass.paused;
+  in.provisioned = pass.provisioned || pass.latched();
+  in.pending_refreshes = pass.status->pending_refreshes.value_or(0);
+  in.schedule = pass.schedule;
+  const lifecycle::RecurringReadings scheduled = lifecycle::recurringReadings(in);
+  const auto export_one = [&](api::Operation op, bool on, const std::optional<api::Time>& last) {
+    const std::vector<std::string> labels = {kind(), pass.id.ns, pass.id.name,
+                                             str(api::enumName(op))};
+    if (on && last) {
+      deps_.metrics.last_success_timestamp_seconds.withLabels(labels).set(
+          static_cast<double>(last->value.time_since_epoch().count()));
+    } else {
+      deps_.metrics.last_success_timestamp_seconds.remove(labels);
+    }
+  };
+  export_one(api::Operation::kDrift, scheduled.drift, pass.status->last_drift_check);
+  export_one(api::Operation::kRefresh, scheduled.refresh, pass.status->last_refresh);
+}
+
 // Ready (docs/behaviour/lifecycle.md), observedGeneration and the per-object gauges.
 void WorkloadReconciler::summarize(WorkloadPass& pass) {
   const bool provisioned = pass.latched();
@@ -1828,6 +2031,7 @@ void WorkloadReconciler::summarize(WorkloadPass& pass) {
   deps_.metrics.ready.withLabels(labels).set(value(cond::kReady));
   deps_.metrics.infrastructure_healthy.withLabels(labels).set(value(cond::kInfrastructureHealthy));
   deps_.metrics.drift_detected.withLabels(labels).set(value(cond::kDriftDetected) == 1.0 ? 1 : 0);
+  exportReadingTimes(pass);
   // ConditionChanged for other owned conditions that changed status or
   // reason, Warning when the change is into a bad state.
   for (const api::Condition& c : pass.status->conditions) {

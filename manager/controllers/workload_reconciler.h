@@ -11,6 +11,7 @@
 // Pods, Leases); identity Secrets, variables sources, the state lock Lease
 // and Leases to take are read from the API server.
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -57,8 +58,15 @@ private:
   absl::Status pausedBranch(WorkloadPass& pass);
   absl::Status decideAndRun(WorkloadPass& pass);
   absl::Status runJob(WorkloadPass& pass);
+  // Before a restore Job: an unreadable state's chunks copied aside, then
+  // deleted (docs/behaviour/state.md#restore-over-an-unreadable-state). OK
+  // when the restore may go on (also when there was nothing to set aside);
+  // an error when a copy or a deletion failed, and then the state is as it
+  // was or wholly kept aside.
+  absl::Status setAsideUnreadableState(WorkloadPass& pass, std::int64_t serial);
   absl::Status cleanup(WorkloadPass& pass);
   void summarize(WorkloadPass& pass);
+  void exportReadingTimes(const WorkloadPass& pass);
   // The kind's name in metrics labels ("TerraformCluster").
   std::string kind() const;
 

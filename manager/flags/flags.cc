@@ -1,6 +1,8 @@
 #include "manager/flags/flags.h"
 
 #include <algorithm>
+#include <array>
+#include <string_view>
 
 #include "absl/time/time.h"
 #include "contract/logging.h"
@@ -33,6 +35,46 @@ std::vector<std::string> normalizeArgs(int argc, char** argv) {
   return args;
 }
 
+std::string checkFeatureGates(std::string_view value) {
+  // component-base's logging gates, the only ones the spec gives the
+  // manager; ParseBool's spellings.
+  static constexpr std::array<std::string_view, 5> kGates = {
+      "AllAlpha", "AllBeta", "ContextualLogging", "LoggingAlphaOptions", "LoggingBetaOptions"};
+  static constexpr std::array<std::string_view, 12> kBools = {
+      "1", "t", "T", "TRUE", "true", "True", "0", "f", "F", "FALSE", "false", "False"};
+  const auto trim = [](std::string_view text) {
+    while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) {
+      text.remove_prefix(1);
+    }
+    while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) {
+      text.remove_suffix(1);
+    }
+    return text;
+  };
+  while (!value.empty()) {
+    const size_t comma = value.find(',');
+    const std::string_view entry = trim(value.substr(0, comma));
+    value = comma == std::string_view::npos ? std::string_view() : value.substr(comma + 1);
+    if (entry.empty()) {
+      continue;
+    }
+    const size_t eq = entry.find('=');
+    if (eq == std::string_view::npos) {
+      return "missing bool value for " + std::string(entry);
+    }
+    const std::string_view key = trim(entry.substr(0, eq));
+    const std::string_view flag = trim(entry.substr(eq + 1));
+    if (std::find(kGates.begin(), kGates.end(), key) == kGates.end()) {
+      return "unrecognized feature gate: " + std::string(key);
+    }
+    if (std::find(kBools.begin(), kBools.end(), flag) == kBools.end()) {
+      return "invalid value of " + std::string(key) + "=" + std::string(flag) +
+             ", err: want true or false";
+    }
+  }
+  return "";
+}
+
 CLI::App* defineManagerFlags(CLI::App& app, ManagerFlags& f, const std::string& version) {
   // CLI11 names the flag in its error: "--sync-period: want a duration ...".
   const CLI::Validator go_duration(
@@ -48,6 +90,8 @@ CLI::App* defineManagerFlags(CLI::App& app, ManagerFlags& f, const std::string& 
                    : "want a size in bytes such as 0, 4096, 64Ki or 32Mi, not " + value;
       },
       "SIZE");
+  const CLI::Validator feature_gates(
+      [](const std::string& value) { return checkFeatureGates(value); }, "GATES");
   controllers::ControllerSettings& s = f.settings;
 
   app.set_version_flag("--version", version);
@@ -155,7 +199,10 @@ CLI::App* defineManagerFlags(CLI::App& app, ManagerFlags& f, const std::string& 
   app.add_option("--tls-min-version", f.tls_min_version,
                  "Lowest TLS version served: VersionTLS10 to VersionTLS13")
       ->capture_default_str();
-  app.add_option("--feature-gates", f.feature_gates, "Logging feature gates (key=bool,...)");
+  app.add_option("--feature-gates", f.feature_gates,
+                 "Logging feature gates (key=bool,...): AllAlpha, AllBeta, ContextualLogging, "
+                 "LoggingAlphaOptions, LoggingBetaOptions")
+      ->check(feature_gates);
   app.add_option("--log-flush-frequency", f.log_flush_frequency,
                  "Longest time buffered log lines wait before they are written")
       ->check(go_duration)

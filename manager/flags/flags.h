@@ -10,6 +10,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -64,6 +65,12 @@ struct ManagerFlags {
   std::string kubeconfig;
   std::string profiler_address;
 };
+
+// "" when `value` is a valid --feature-gates value (key=bool,... over the
+// logging gates AllAlpha, AllBeta, ContextualLogging, LoggingAlphaOptions
+// and LoggingBetaOptions, bools spelled as Go's ParseBool takes them), else
+// what is wrong, naming the gate: component-base's wording.
+std::string checkFeatureGates(std::string_view value);
 
 // Defines every flag of the manager on `app`, bound to `flags` (which must
 // outlive the parse), --version printing `version`, and the `version`

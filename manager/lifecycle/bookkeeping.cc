@@ -1,5 +1,7 @@
 #include "manager/lifecycle/bookkeeping.h"
 
+#include <algorithm>
+
 #include "manager/api/keys.h"
 #include "manager/lifecycle/schedule.h"
 #include "manager/workspace/secrets.h"
@@ -9,6 +11,13 @@ namespace captf::lifecycle {
 namespace cond = api::conditions;
 using api::ConditionStatus;
 using workspace::RunOutcome;
+
+std::string metricStepLabel(std::string_view step) {
+  return std::find(kMetricStepLabels.begin(), kMetricStepLabels.end(), step) !=
+                 kMetricStepLabels.end()
+             ? std::string(step)
+             : std::string("other");
+}
 
 FinishedRun classifyFinishedRun(const FinishedJobFacts& facts) {
   FinishedRun run;
@@ -420,7 +429,7 @@ void Builder::jobMetricsAndEvents() {
   }
   for (const api::RunStep& step : run_.last_run.steps) {
     if (step.duration_milliseconds) {
-      observe(HistogramMetric::kJobStepDurationSeconds, {kind, op_, step.name},
+      observe(HistogramMetric::kJobStepDurationSeconds, {kind, op_, metricStepLabel(step.name)},
               static_cast<double>(*step.duration_milliseconds) / 1000.0);
     }
   }
@@ -459,7 +468,7 @@ void Builder::jobMetricsAndEvents() {
   const std::string step = run_.last_run.error && run_.last_run.error->step
                                ? *run_.last_run.error->step
                                : std::string("none");
-  count(CounterMetric::kJobErrorsTotal, {kind, op_, error_kind, step});
+  count(CounterMetric::kJobErrorsTotal, {kind, op_, error_kind, metricStepLabel(step)});
   if (facts_.deadline_exceeded) {
     event(EventType::kWarning, "JobDeadlineExceeded", op_ + " Job " + job() + " hit its deadline");
   } else if (run_.outcome == RunOutcome::kInterrupted) {

@@ -9,6 +9,7 @@
 // changes. The controller gathers the facts, does the writes and applies the
 // result; nothing here reads a clock or talks to the API server.
 
+#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -51,6 +52,16 @@ struct FinishedRun {
 // stopped from outside (deleted or evicted): interrupted, retried without
 // backoff. A pod that exists without a result crashed: failed.
 FinishedRun classifyFinishedRun(const FinishedJobFacts& facts);
+
+// The values of the `step` label of captf_job_step_duration_seconds and
+// captf_job_errors_total (docs/reference/metrics.md): the runner's steps the
+// metrics name, and `none` for an error without a step. Any other step (a
+// newer runner's, or `fetch`) is counted as `other`, so the label's values
+// stay this list whatever a runner reports.
+inline constexpr std::array<std::string_view, 12> kMetricStepLabels = {
+    "prepare", "init",    "force-unlock",       "validate",   "plan",       "show-json",
+    "apply",   "destroy", "apply-refresh-only", "state-push", "state-list", "none"};
+std::string metricStepLabel(std::string_view step);
 
 // ---- Approval hints ---------------------------------------------------------------
 

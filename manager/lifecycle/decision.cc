@@ -166,6 +166,12 @@ Decision decideDelete(const DecisionInput& in) {
     return d;
   }
   if (in.state == StateReading::kUnreadable) {
+    // No destroy can run from a state the runtime cannot load; a restore
+    // sets it aside and pushes a backup, then the destroy runs from that
+    // (docs/behaviour/state.md#restore-over-an-unreadable-state).
+    if (in.restore_request) {
+      return decideRestore(in);
+    }
     hold(d, Hold::kStateUnreadable, kBackoffBase);
     return d;
   }
@@ -452,6 +458,21 @@ Decision decide(const DecisionInput& in) {
 }
 
 } // namespace
+
+RecurringReadings recurringReadings(const DecisionInput& in) {
+  RecurringReadings out;
+  if (in.deleting || in.paused) {
+    return out;
+  }
+  // The rows of scheduleCandidates that recur: 6 (drift), 3 (health pending),
+  // 4 (pool membership) and 5 (machine health checks).
+  out.drift = in.schedule.drift_interval.has_value();
+  out.refresh =
+      in.traits.pool_membership ||
+      (in.provisioned && in.schedule.health_check_interval.has_value()) ||
+      (in.pending_refreshes >= 1 && !(in.provisioned && in.schedule.health_samples_disabled));
+  return out;
+}
 
 Decision decideNextOperation(const DecisionInput& in) {
   Decision d = decide(in);

@@ -257,11 +257,31 @@ struct Decision {
 // active Job in `jobs` yields Hold::kActiveJob.
 //
 // Order (first match wins), docs/behaviour/lifecycle.md#choosing-the-next-operation:
-//   active Job → paused → restore (not deleting) → deletion → state lost /
-//   unreadable → apply rows 3–7 with the approval overlay → schedules.
+//   active Job → paused → restore (not deleting) → deletion (which restores
+//   first when the state is lost or unreadable and a restore is asked for)
+//   → state lost / unreadable → apply rows 3–7 with the approval overlay →
+//   schedules.
 // See docs/decisions/lifecycle-decision.md for the points the spec leaves
 // open.
 Decision decideNextOperation(const DecisionInput& input);
+
+// The reading operations that recur for the object on its schedule
+// (docs/behaviour/drift-and-health.md#scheduling), as far as its spec and
+// status say, whether or not one can start now: drift with a drift
+// interval; refresh with a recurring refresh row (a pool's membership
+// refresh, a provisioned machine's health checks, the backoff while health
+// reads `pending`). Neither while paused or deleting. The one-off post-apply
+// refresh and a pool's convergence refreshes do not make refresh recurring.
+// The drift and refresh series of captf_last_success_timestamp_seconds
+// exist exactly while these are true (docs/runbooks/CAPTFNoRecentSuccess.md).
+struct RecurringReadings {
+  bool drift = false;
+  bool refresh = false;
+
+  friend bool operator==(const RecurringReadings&, const RecurringReadings&) = default;
+};
+// Reads traits, deleting, paused, provisioned, pending_refreshes and schedule.
+RecurringReadings recurringReadings(const DecisionInput& input);
 
 // For metrics and logs: "restore", "destroy", "first_apply",
 // "no_inputs_hash", "inputs_changed", "retry_failed_apply",

@@ -54,7 +54,8 @@ std::optional<ConditionUpdate> holdCondition(Hold hold, std::string_view resourc
     return ConditionUpdate{
         cond::kApplyJobSucceeded, ConditionStatus::kFalse, cond::kReasonDestroyFailed,
         "The durable inputs Secret is missing, so destroy cannot be rendered; see "
-        "<https://captf.io/docs/operator-guide/runbooks/stuck-destroy.html>"};
+        "<https://github.com/captf-io/cluster-api-provider-terraform/blob/main/docs/runbooks/"
+        "CAPTFDestroyStuck.md>"};
   default:
     return std::nullopt;
   }

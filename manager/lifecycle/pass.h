@@ -41,7 +41,7 @@ StateReading stateReadingOf(workspace::StateVerdict verdict, workspace::StateSta
 //                           the approve command, and only while `plan`
 //                           (status.plan) is set;
 //   kDestroyInputsMissing:  ApplyJobSucceeded=False/DestroyFailed with the
-//                           stuck-destroy runbook link.
+//                           the CAPTFDestroyStuck runbook link.
 // `resource` is the kubectl resource of the object ("terraformcluster").
 std::optional<ConditionUpdate> holdCondition(Hold hold, std::string_view resource,
                                              const ObjectIdentity& object,

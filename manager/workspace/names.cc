@@ -1,5 +1,6 @@
 #include "manager/workspace/names.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -61,6 +62,21 @@ std::string backupSecretName(std::string_view suffix, std::string_view set_id, s
 std::string legacyBackupSecretName(std::string_view suffix, std::int64_t serial,
                                    std::size_t index) {
   return backupSecretName(suffix, std::to_string(serial), index);
+}
+
+std::string unreadableStateSecretName(std::string_view secret_name, std::string_view set) {
+  const std::string tail = strCat("-unreadable-", set);
+  if (secret_name.size() + tail.size() <= kMaxObjectName) {
+    return strCat(secret_name, tail);
+  }
+  constexpr std::size_t kNameHash = 8;
+  const std::size_t room = kMaxObjectName - tail.size() - kNameHash - 1;
+  std::string_view head = secret_name.substr(0, std::min(room, secret_name.size()));
+  // A DNS subdomain's labels end in an alphanumeric.
+  while (!head.empty() && (head.back() == '-' || head.back() == '.')) {
+    head.remove_suffix(1);
+  }
+  return strCat(head, "-", contract::sha256Hex(secret_name).substr(0, kNameHash), tail);
 }
 
 namespace {
@@ -133,6 +149,11 @@ std::string backupSelector(std::string_view suffix) {
   return strCat(api::kLabelStateBackup, "=true,", api::kLabelStateBackupSuffix, "=", suffix);
 }
 
+std::string unreadableStateSelector(std::string_view suffix) {
+  return strCat(api::kLabelStateUnreadable, "=true,", api::kLabelStateUnreadableSuffix, "=",
+                suffix);
+}
+
 std::map<std::string, std::string> ownerLabels(const ObjectRef& ref) {
   std::map<std::string, std::string> labels{
       {std::string(api::kLabelManaged), "true"},
@@ -143,6 +164,19 @@ std::map<std::string, std::string> ownerLabels(const ObjectRef& ref) {
     labels.emplace(api::kLabelClusterName, labelValue(ref.cluster_name));
   }
   return labels;
+}
+
+bool isManaged(const nlohmann::json& object) {
+  const auto metadata = object.find("metadata");
+  if (!object.is_object() || metadata == object.end() || !metadata->is_object()) {
+    return false;
+  }
+  const auto labels = metadata->find("labels");
+  if (labels == metadata->end() || !labels->is_object()) {
+    return false;
+  }
+  const auto managed = labels->find(std::string(api::kLabelManaged));
+  return managed != labels->end() && managed->is_string() && managed->get<std::string>() == "true";
 }
 
 nlohmann::json ownerReference(const ObjectRef& ref, OwnerControl control) {

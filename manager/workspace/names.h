@@ -69,6 +69,15 @@ std::string backupSecretName(std::string_view suffix, std::string_view set_id,
 std::string legacyBackupSecretName(std::string_view suffix, std::int64_t serial,
                                    std::size_t index = 0);
 
+// "<state Secret name>-unreadable-<set>": where a restore keeps a chunk of
+// an unreadable state before it pushes the backup
+// (docs/behaviour/state.md#restore-over-an-unreadable-state). <set> is the
+// set-aside id (setAsideId in set_aside.h). When the whole would pass 253
+// characters (only a Secret of an unexpected name is that long), the name
+// is cut, ends in an alphanumeric, and "-<first 8 hex of its sha256>" keeps
+// two such names apart.
+std::string unreadableStateSecretName(std::string_view secret_name, std::string_view set);
+
 // "captf-inputs-<c|m|mp>-<name>"; when longer than 253 characters, the
 // prefix plus the first 16 hex of sha256(name) ("captf-inputs-m-<hash>").
 std::string durableInputsSecretName(const ObjectRef& ref);
@@ -108,10 +117,19 @@ std::string stateSelector(std::string_view suffix);
 // "captf.io/state-backup=true,captf.io/state-backup-suffix=<suffix>".
 std::string backupSelector(std::string_view suffix);
 
+// Label selector of every set-aside chunk of the object's unreadable states:
+// "captf.io/state-unreadable=true,captf.io/state-unreadable-suffix=<suffix>".
+std::string unreadableStateSelector(std::string_view suffix);
+
 // The owner labels CAPTF puts on what it creates for the object (Leases,
 // Jobs, Secrets): captf.io/managed=true, owner-kind, owner-name, and
 // cluster-name when known.
 std::map<std::string, std::string> ownerLabels(const ObjectRef& ref);
+
+// Whether `object` carries captf.io/managed=true: CAPTF made it. An object
+// of a name CAPTF uses that lacks the label is someone else's and is never
+// overwritten (docs/behaviour/security.md, "Objects CAPTF does not own").
+bool isManaged(const nlohmann::json& object);
 
 enum class OwnerControl { kNotController, kController };
 

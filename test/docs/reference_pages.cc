@@ -1,6 +1,7 @@
 #include "test/docs/reference_pages.h"
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -20,6 +21,7 @@
 #include "manager/kube/config.h"
 #include "manager/kube/manager.h"
 #include "manager/kube/metrics.h"
+#include "manager/lifecycle/bookkeeping.h"
 #include "manager/lifecycle/ready.h"
 #include "manager/workspace/state.h"
 
@@ -153,9 +155,9 @@ std::vector<ConditionDoc> conditionCatalogue() {
         {cond::kReasonGitCredentialsInvalid, "False", "the Git credentials Secret is malformed"},
         {cond::kReasonGitSourceFailed, "False", "another Git failure; the message says which"},
         {cond::kReasonWaitingForOwnerMachine, "False",
-         "a TerraformMachine has no Machine owner reference yet"},
+         "a TerraformMachine has other owner references (a control plane's) but no Machine yet"},
         {cond::kReasonWaitingForOwnerMachinePool, "False",
-         "a TerraformMachinePool has no MachinePool owner reference yet"},
+         "a TerraformMachinePool has other owner references but no MachinePool yet"},
         {cond::kReasonWaitingForBootstrapData, "Unknown",
          "the Machine's or MachinePool's bootstrap data Secret is not set or not found"},
         {cond::kReasonWaitingForClusterExports, "Unknown",
@@ -199,9 +201,16 @@ std::vector<ConditionDoc> conditionCatalogue() {
          "name the inputs hash"},
         {cond::kReasonIdentityNotAllowed, "False", "no Job: the identity is not allowed"},
         {cond::kReasonImageInvalid, "False", "the module image's layout is invalid"},
-        {cond::kReasonImagePullFailed, "False", "the module image could not be pulled"},
+        {cond::kReasonImagePullFailed, "False",
+         "the running Job's pod cannot pull an image (the module's or the runner's); the message "
+         "names the image and has the kubelet's reason; the Job keeps waiting for it"},
         {cond::kReasonInputsTooLarge, "False", "the rendered inputs exceed the limit; no Job"},
+        {cond::kReasonInputsSecretConflict, "False",
+         "a Secret of the durable inputs' name exists that CAPTF did not make; it is never "
+         "overwritten and no apply runs"},
         {cond::kReasonJobDeadlineExceeded, "False", "the Job hit activeDeadlineSeconds"},
+        {cond::kReasonJobRunning, "Unknown",
+         "the Job's image could be pulled after ImagePullFailed; it runs"},
         {cond::kReasonNoApplyYet, "Unknown", "before the first apply completes"},
         {cond::kReasonPlanAwaitingApproval, "Unknown",
          "Manual policy: waiting for captf.io/approve-plan; the message has the command"},
@@ -232,6 +241,11 @@ std::vector<ConditionDoc> conditionCatalogue() {
        {{cond::kReasonStateRestored, "True", "the restore Job pushed the backup"},
         {cond::kReasonRestoreBackupNotFound, "False", "the annotation names no existing backup"},
         {cond::kReasonRestoreFailed, "False", "the restore Job failed"},
+        {cond::kReasonImagePullFailed, "False", "as for applies"},
+        {cond::kReasonJobRunning, "Unknown", "as for applies"},
+        {cond::kReasonStateSetAsideFailed, "False",
+         "the unreadable state could not be set aside, so no restore Job was made; the message "
+         "names the Secret and why"},
         {cond::kReasonWaitingForClusterOperation, "Unknown", "lease waits as for applies"},
         {cond::kReasonWaitingForMachineOperations, "Unknown", "lease waits as for applies"},
         {cond::kReasonWaitingForRunLease, "Unknown", "lease waits as for applies"}}},
@@ -244,7 +258,6 @@ std::vector<ConditionDoc> conditionCatalogue() {
         {cond::kReasonFailureDomainMismatch, "False",
          "the machine's failure_domain output differs from the requested one"},
         {cond::kReasonOutputsInvalid, "False", "an output violates the contract"},
-        {cond::kReasonOutputsMissing, "False", "a required output is not declared"},
         {cond::kReasonProviderIdChanged, "False", "provider_id changed after it was written"},
         {cond::kReasonOutputsPending, "Unknown", "required outputs are still null"}}},
       {cond::kInfrastructureHealthy,
@@ -265,7 +278,11 @@ std::vector<ConditionDoc> conditionCatalogue() {
        {{cond::kReasonDriftChecked, "True", ""},
         {cond::kReasonDriftJobDeadlineExceeded, "False", "the Job hit its deadline"},
         {cond::kReasonDriftJobFailed, "False", "the Job failed"},
-        {cond::kReasonDriftJobRunning, "Unknown", "a drift Job is running"},
+        {cond::kReasonImagePullFailed, "False",
+         "the running Job's pod cannot pull an image; the message names it"},
+        {cond::kReasonDriftJobRunning, "Unknown",
+         "a drift Job is running, or a refresh Job whose image could be pulled after "
+         "ImagePullFailed"},
         {cond::kReasonDriftNotChecked, "Unknown", "before the first drift check"},
         {cond::kReasonWaitingForRunLease, "Unknown", "waiting for the run lease"}}},
       {cond::kDriftDetected,
@@ -299,10 +316,14 @@ std::vector<ConditionDoc> conditionCatalogue() {
       {cond::kCapacityResolved,
        "TerraformMachineTemplate",
        "The scale-from-zero capacity read from the module image's labels.",
-       {{cond::kReasonCapacityNotDeclared, "True", "the image has neither label"},
-        {cond::kReasonCapacityResolved, "True", "both labels parsed"},
+       {{cond::kReasonCapacityResolved, "True", "the labels the image has parsed"},
         {cond::kReasonCapacityLabelInvalid, "False", "a capacity label does not parse"},
-        {cond::kReasonImageInspectFailed, "False", "the registry fetch or authentication failed"}}},
+        {cond::kReasonCapacityNotDeclared, "False",
+         "the image has neither label, or the module comes from Git (no image to read); no "
+         "capacity is reported"},
+        {cond::kReasonImageInspectFailed, "False",
+         "the registry fetch or authentication failed; retried with backoff, one Event when it "
+         "begins"}}},
       {cond::kPaused,
        kWorkload,
        "Reconciliation is paused (the Cluster or the object is paused).",
@@ -325,6 +346,8 @@ const std::map<std::string_view, std::string_view>& eventCatalogue() {
       {"AutoscalingAnnotationsInvalid",
        "the pool's autoscaler annotations are present but invalid; it applies without them"},
       {"CapacityLabelInvalid", "a capacity label of the template's image does not parse"},
+      {"CapacityNotDeclared",
+       "the template's image has no capacity labels: its group cannot scale from zero"},
       {"CapacityResolved", "the template's scale-from-zero capacity was read from its image"},
       {"ClusterNotTerraform", "the owning Cluster's infrastructure is not a TerraformCluster"},
       {"ConditionChanged",
@@ -356,6 +379,8 @@ const std::map<std::string_view, std::string_view>& eventCatalogue() {
       {"IdentitySecretFound", "(identity) the credentials Secret appeared"},
       {"IdentitySecretNotFound", "(identity) the credentials Secret is missing"},
       {"ImageInspectFailed", "the template's image could not be read from its registry"},
+      {"ImagePullFailed",
+       "a runner Job's pod cannot pull an image; the note names it and has the kubelet's reason"},
       {"InputsChanged", "an apply starts because the rendered inputs hash changed"},
       {"InstanceHealthy", "the module reports the infrastructure healthy again"},
       {"InstanceUnhealthy", "the module reports the infrastructure unhealthy"},
@@ -366,6 +391,8 @@ const std::map<std::string_view, std::string_view>& eventCatalogue() {
       {"JobSucceeded", "a runner Job succeeded"},
       {"LegacyOwnerReferenceRemoved",
        "(identity) owner references an earlier version put on the Secret were removed"},
+      {"InputsSecretConflict", "a Secret of the durable inputs' name exists that CAPTF did not "
+                               "make; no apply runs until it is renamed or deleted"},
       {"MembersChanged", "the pool's spec.providerIDList changed"},
       {"MirrorCreated", "a credential mirror Secret was created in the object's namespace"},
       {"MirrorRemoved", "a credential mirror no object uses any more was deleted"},
@@ -379,7 +406,8 @@ const std::map<std::string_view, std::string_view>& eventCatalogue() {
       {"PlanChanged", "the approved apply planned different changes than approved and stopped"},
       {"PlanReady", "a plan awaits approval; the note has the approve command"},
       {"PlanSummary", "(runner) the plan's add/change/destroy counts"},
-      {"ProviderIDSet", "spec.providerID was written from the module output"},
+      {"ProviderIDSet", "spec.providerID was written from the module output (a pool's may "
+                        "change)"},
       {"Provisioned", "the infrastructure was provisioned for the first time"},
       {"RemediationRequested", "the Machine was marked for Cluster API remediation"},
       {"RemediationWithdrawn", "the remediation request was withdrawn: healthy again"},
@@ -392,7 +420,8 @@ const std::map<std::string_view, std::string_view>& eventCatalogue() {
       {"RunStarted", "(runner) the runtime is ready; the note has its version and the image"},
       {"SourceCommitChanged", "the Git ref moved and the object follows it"},
       {"RunHistoryNotRecorded",
-       "a finished run could not be added to the run history ConfigMap; the bookkeeping went on"},
+       "a finished run could not be added to the run history ConfigMap (refused, or a ConfigMap "
+       "of its name that CAPTF did not make); the bookkeeping went on"},
       {"StateAdopted", "the state a finished Job wrote was adopted with its inputs hash"},
       {"StateBackedUp", "a state backup was taken"},
       {"StateBackupConflict",
@@ -401,6 +430,10 @@ const std::map<std::string_view, std::string_view>& eventCatalogue() {
       {"StateLost", "a provisioned object's state is missing; no Job runs until restored"},
       {"StateRestoreFailed", "a restore Job failed"},
       {"StateRestored", "a restore Job pushed a backup"},
+      {"StateSetAside",
+       "before a restore, the unreadable state was copied aside and its Secrets deleted"},
+      {"StateSetAsideFailed",
+       "the unreadable state could not be set aside; no restore Job was made"},
       {"StateUnreadable", "the state is corrupt, encrypted or inconsistent"},
       {"StepFailed", "(runner) a step failed; the note has its exit code and summary"},
       {"StepStarted", "(runner) a step (fetch, init, plan, apply...) started"},
@@ -452,7 +485,7 @@ std::vector<IndirectReasons> indirectReasons() {
              cond::kReasonWaitingForClusterExports, cond::kReasonWaitingForBootstrapData})},
       // The False CapacityResolved reasons other than ImageInspectFailed.
       {"manager/controllers/terraform_machine_template_controller.cc", "out.reason",
-       strs({cond::kReasonCapacityLabelInvalid})},
+       strs({cond::kReasonCapacityLabelInvalid, cond::kReasonCapacityNotDeclared})},
   };
 }
 
@@ -625,6 +658,138 @@ std::vector<EventSite> scanEventSites(const std::map<std::string, std::string>& 
   return sites;
 }
 
+std::string withoutComments(const std::string& source) {
+  std::string out;
+  out.reserve(source.size());
+  for (size_t i = 0; i < source.size(); ++i) {
+    const char c = source[i];
+    const bool separator =
+        c == '\'' && i > 0 && std::isdigit(static_cast<unsigned char>(source[i - 1])) != 0;
+    if ((c == '"' || c == '\'') && !separator) {
+      // A digit separator (1'000) is no quote. A raw string literal R"d( ... )d" ends at its own
+      // delimiter.
+      if (c == '"' && i > 0 && source[i - 1] == 'R') {
+        const size_t open = source.find('(', i);
+        if (open != std::string::npos) {
+          const std::string close = ")" + source.substr(i + 1, open - i - 1) + "\"";
+          const size_t end = source.find(close, open);
+          const size_t stop = end == std::string::npos ? source.size() : end + close.size();
+          out.append(source, i, stop - i);
+          i = stop - 1;
+          continue;
+        }
+      }
+      out += c;
+      for (++i; i < source.size() && source[i] != c && source[i] != '\n'; ++i) {
+        if (source[i] == '\\' && i + 1 < source.size()) {
+          out += source[i++];
+        }
+        out += source[i];
+      }
+      if (i < source.size()) {
+        out += source[i];
+      }
+      continue;
+    }
+    if (c == '/' && i + 1 < source.size() && source[i + 1] == '/') {
+      while (i < source.size() && source[i] != '\n') {
+        ++i;
+      }
+      if (i < source.size()) {
+        out += '\n';
+      }
+      continue;
+    }
+    if (c == '/' && i + 1 < source.size() && source[i + 1] == '*') {
+      const size_t end = source.find("*/", i + 2);
+      const size_t stop = end == std::string::npos ? source.size() : end + 2;
+      for (size_t j = i; j < stop; ++j) {
+        if (source[j] == '\n') {
+          out += '\n';
+        }
+      }
+      i = stop - 1;
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+ConditionReasonSites scanConditionReasons(const std::map<std::string, std::string>& sources,
+                                          const std::map<std::string, std::string>& constants) {
+  ConditionReasonSites out;
+  static const std::regex kStatus(R"re(^(?:api::)?ConditionStatus::k\w+$)re");
+  static const std::regex kLiteral(R"re(^"(\w+)"$)re");
+  static const std::regex kConstantRef(R"re(^(?:[\w]+::)*(k\w+)$)re");
+  static const std::regex kReasonMember(R"re(\.reason\s*=\s*"(\w+)"\s*;)re");
+  const auto resolve = [&](const std::string& file, const std::string& expression) {
+    for (const std::string& branch : branches(expression)) {
+      std::smatch m;
+      if (std::regex_match(branch, m, kLiteral)) {
+        out.reasons[m[1]].insert(file);
+      } else if (std::regex_match(branch, m, kConstantRef) && constants.contains(m[1])) {
+        out.reasons[constants.at(m[1])].insert(file);
+      } else {
+        out.indirect.insert(branch);
+      }
+    }
+  };
+  for (const auto& [file, original] : sources) {
+    const std::string text = withoutComments(original);
+    std::set<size_t> opens;
+    for (size_t at = text.find("ConditionStatus::k"); at != std::string::npos;
+         at = text.find("ConditionStatus::k", at + 1)) {
+      // The bracket that encloses the status: walk back to an unmatched ( or {.
+      int depth = 0;
+      size_t open = std::string::npos;
+      for (size_t i = at; i-- > 0;) {
+        const char c = text[i];
+        if (c == ')' || c == '}' || c == ']') {
+          ++depth;
+        } else if (c == '(' || c == '{' || c == '[') {
+          if (depth == 0) {
+            open = i;
+            break;
+          }
+          --depth;
+        } else if (c == ';' && depth == 0) {
+          break;
+        }
+      }
+      if (open == std::string::npos || !opens.insert(open).second) {
+        continue;
+      }
+      size_t end = 0;
+      const std::vector<std::string> args = callArguments(text, open, end);
+      for (size_t i = 0; i + 1 < args.size(); ++i) {
+        const std::vector<std::string> status = branches(args[i]);
+        const bool is_status = std::all_of(status.begin(), status.end(), [](const std::string& b) {
+          return std::regex_match(b, kStatus);
+        });
+        if (is_status) {
+          resolve(file, args[i + 1]);
+          break;
+        }
+      }
+    }
+    // `.reason = "Literal";`
+    for (size_t at = text.find(".reason"); at != std::string::npos;
+         at = text.find(".reason", at + 1)) {
+      const size_t semicolon = text.find(';', at);
+      if (semicolon == std::string::npos) {
+        break;
+      }
+      std::smatch m;
+      const std::string statement = text.substr(at, semicolon + 1 - at);
+      if (std::regex_match(statement, m, kReasonMember)) {
+        out.reasons[m[1]].insert(file);
+      }
+    }
+  }
+  return out;
+}
+
 std::string flagsPage() {
   CLI::App app{flags::kManagerDescription, "manager"};
   flags::ManagerFlags values;
@@ -701,6 +866,17 @@ absl::StatusOr<std::string> metricsPage() {
     absl::StrAppend(&out, "| `", d.name, "` | ", kube::metricTypeName(d.type), " | ",
                     absl::StrJoin(labels, ", "), " | ", stability, " | ", cell(help), " |\n");
   }
+  std::vector<std::string> steps;
+  steps.reserve(lifecycle::kMetricStepLabels.size());
+  for (std::string_view step : lifecycle::kMetricStepLabels) {
+    steps.push_back(code(step));
+  }
+  absl::StrAppend(&out,
+                  "\nThe `step` label of `captf_job_step_duration_seconds` and "
+                  "`captf_job_errors_total` is one of ",
+                  absl::StrJoin(steps, ", "),
+                  " (an error that names no step), or `other` for any other step a runner "
+                  "reports.\n");
   return out;
 }
 

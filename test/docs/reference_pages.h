@@ -64,4 +64,22 @@ struct EventSite {
 std::vector<EventSite> scanEventSites(const std::map<std::string, std::string>& sources,
                                       const std::map<std::string, std::string>& constants);
 
+// Comments removed (`//` to the line's end, `/* */`), string and character
+// literals kept as they are, line breaks kept.
+std::string withoutComments(const std::string& source);
+
+// The condition reasons a source sets: the argument after a condition
+// status (`ConditionStatus::kX`, or a ternary of two) in a call or a brace
+// list (`pass.set(type, ConditionStatus::kFalse, reason, ...)`,
+// `ConditionUpdate{type, ConditionStatus::kTrue, reason, ...}`), and string
+// literals assigned to a `.reason` member.
+struct ConditionReasonSites {
+  // Reasons given as literals or conditions.h constants -> files.
+  std::map<std::string, std::set<std::string>> reasons;
+  // Reason arguments that are neither, whitespace collapsed.
+  std::set<std::string> indirect;
+};
+ConditionReasonSites scanConditionReasons(const std::map<std::string, std::string>& sources,
+                                          const std::map<std::string, std::string>& constants);
+
 } // namespace captf::docs

@@ -99,10 +99,12 @@ private:
 class Reasons final : public kube::EventRecorder {
 public:
   void event(const json&, kube::EventType, std::string_view reason, std::string_view,
-             std::string_view) override {
+             std::string_view note) override {
     reasons.emplace_back(reason);
+    notes.emplace_back(note);
   }
   std::vector<std::string> reasons;
+  std::vector<std::string> notes; // one per reason, in order
 };
 
 } // namespace captf::controllers

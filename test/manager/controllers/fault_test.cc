@@ -50,6 +50,8 @@
 #include "absl/strings/str_split.h"
 #include "contract/roles.h"
 #include "contract/state.h"
+#include "manager/workspace/names.h"
+#include "manager/workspace/set_aside.h"
 #include "test/manager/controllers/manager_e2e.h"
 #include "test/runner/e2e_support.h"
 
@@ -1052,10 +1054,14 @@ TEST_F(FaultTest, StateSecretDeletedIsRestoredFromBackup) {
 }
 
 // The state Secret garbled by hand (its payload no longer gzip): the object
-// is StateCorrupt and runs nothing. A person follows the runbook
-// (docs/runbooks/CAPTFStateUnreadable.md): keeps a copy of the unreadable
-// Secret, deletes it (the runtime cannot push over a state it cannot load),
-// and restores the newest backup.
+// is StateCorrupt and runs nothing. A restore of the newest backup is asked
+// for at once, with no step of a person's before it: the restore sets the
+// unreadable Secret aside and pushes the backup
+// (docs/behaviour/state.md#restore-over-an-unreadable-state). First a
+// Secret of someone else's under the copy's name stops it: no Job, the state
+// untouched, RestoreJobSucceeded says why; once that Secret is gone the
+// restore goes through, the copy holds the garbled bytes, and the object is
+// Ready at the backup's serial.
 TEST_F(FaultTest, StateSecretGarbledIsRestoredFromBackup) {
   for (int rep = 0; rep < reps(); ++rep) {
     Obj o = newObj("sg", rep);
@@ -1064,22 +1070,86 @@ TEST_F(FaultTest, StateSecretGarbledIsRestoredFromBackup) {
     std::int64_t serial = 0;
     ASSERT_TRUE(eventually([&] { return (serial = newestBackup(tc(o.name))) > 0; }))
         << tc(o.name).dump(2);
-    e2e::mergePatch(kNamespace, "secret", "tfstate-default-" + watch.suffix(),
-                    {{"data", {{"tfstate", absl::Base64Escape("not a state")}}}});
+    const std::string state_secret = "tfstate-default-" + watch.suffix();
+    const std::string garbage = absl::Base64Escape("not a state");
+    e2e::mergePatch(kNamespace, "secret", state_secret, {{"data", {{"tfstate", garbage}}}});
     bump(o);
     expectStateReason(o, "StateCorrupt");
     EXPECT_EQ(e2e::runJobs(kNamespace, o.name, "apply").size(), 1U)
         << "no apply runs on an unreadable state";
-    const std::string state_secret = "tfstate-default-" + watch.suffix();
-    const rig::CommandResult kept =
-        kubectl({"-n", kNamespace, "get", "secret", state_secret, "-o", "json"});
-    ASSERT_EQ(kept.exit_code, 0) << kept.output;
-    EXPECT_EQ(json::parse(kept.output)["data"].value("tfstate", ""),
-              absl::Base64Escape("not a state"));
-    ASSERT_EQ(kubectl({"-n", kNamespace, "delete", "secret", state_secret}).exit_code, 0);
-    expectStateReason(o, "StateLost");
+    // The rev taken back: the restored state's inputs are the object's
+    // again, so nothing applies after the restore and its serial shows.
+    o.revs.pop_back();
+    e2e::mergePatch(kNamespace, "terraformcluster", o.name,
+                    {{"spec", {{"variables", variables(o)}}}});
+
+    // Someone else's Secret under the name the copy takes.
+    const json garbled = getJson({"-n", kNamespace, "get", "secret", state_secret});
+    ASSERT_TRUE(garbled.is_object());
+    const std::string aside =
+        workspace::unreadableStateSecretName(state_secret, workspace::setAsideId({garbled}));
+    ASSERT_EQ(kubectl({"-n", kNamespace, "create", "secret", "generic", aside,
+                       "--from-literal=other=content"})
+                  .exit_code,
+              0);
+    e2e::mergePatch(
+        kNamespace, "terraformcluster", o.name,
+        {{"metadata", {{"annotations", {{"captf.io/restore-state", std::to_string(serial)}}}}}});
+    EXPECT_TRUE(eventually([&] {
+      return e2e::conditionOf(tc(o.name), "RestoreJobSucceeded", "reason") == "StateSetAsideFailed";
+    })) << tc(o.name).dump(2);
+    EXPECT_NE(e2e::conditionOf(tc(o.name), "RestoreJobSucceeded", "message").find(aside),
+              std::string::npos);
+    EXPECT_FALSE(e2e::eventsFor(kNamespace, o.name, "StateSetAsideFailed").empty());
+    EXPECT_TRUE(e2e::runJobs(kNamespace, o.name, "restore").empty())
+        << "a restore started although the state could not be set aside";
+    const json untouched = getJson({"-n", kNamespace, "get", "secret", state_secret});
+    ASSERT_TRUE(untouched.is_object()) << "the unreadable state was deleted without a copy";
+    EXPECT_EQ(untouched["data"].value("tfstate", ""), garbage);
+
+    // Once that Secret is gone, the retried pass sets the state aside and restores.
+    ASSERT_EQ(kubectl({"-n", kNamespace, "delete", "secret", aside}).exit_code, 0);
     watch.serialMayGoBack();
     restoreAndExpectSuccess(o.name, serial);
+    const std::vector<json> kept = e2e::items(
+        kNamespace, "secrets",
+        "captf.io/state-unreadable=true,captf.io/state-unreadable-suffix=" + watch.suffix());
+    ASSERT_EQ(kept.size(), 1U);
+    EXPECT_EQ(kept[0]["metadata"].value("name", ""), aside);
+    EXPECT_EQ(kept[0]["data"].value("tfstate", ""), garbage) << "the garbled bytes are kept";
+    EXPECT_FALSE(kept[0]["metadata"]["labels"].contains("tfstateSecretSuffix"));
+    EXPECT_EQ(kept[0]["metadata"]["ownerReferences"][0].value("name", ""), o.name);
+    EXPECT_FALSE(e2e::eventsFor(kNamespace, o.name, "StateSetAside").empty());
+    // Ready with the backup's state: its serial, or the next one (the
+    // backend's init writes an empty state into the emptied backend and the
+    // runtime counts the push over it as a write), and nothing ran after
+    // the restore.
+    json object;
+    std::int64_t observed = 0;
+    EXPECT_TRUE(eventually(
+        [&] {
+          object = tc(o.name);
+          const json status = object.value("status", json::object());
+          observed = status.value("observedStateSerial", std::int64_t{0});
+          return readyTrue(object) &&
+                 e2e::conditionOf(object, "StateReadable", "status") == "True" &&
+                 observed >= serial;
+        },
+        std::chrono::seconds(120)))
+        << "not Ready with the backup's state (serial " << serial << ")\n"
+        << object.dump(2);
+    EXPECT_LE(observed, serial + 1) << object.dump(2);
+    EXPECT_EQ(object.value("status", json::object())
+                  .value("lastRun", json::object())
+                  .value("operation", ""),
+              "restore");
+    EXPECT_EQ(e2e::runJobs(kNamespace, o.name, "apply").size(), 1U)
+        << "an apply ran after the restore although the inputs are the backup's";
+    const StateRead restored = readState(watch.suffix());
+    ASSERT_TRUE(restored.status.ok()) << restored.status;
+    EXPECT_EQ(restored.summary.serial, observed);
+    // The next rev applies from the restored state.
+    bump(o);
     checkInvariants(watch, o);
   }
 }

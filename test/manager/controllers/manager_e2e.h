@@ -101,7 +101,10 @@ struct ManagerRig {
   ManagerProcess process;
   size_t log_offset = 0; // where the running process's log starts
 
-  std::string log() const { return dir + "/manager.log"; }
+  // The log's file in `dir`: a second manager on the rig names its own.
+  std::string log_name = "manager.log";
+
+  std::string log() const { return dir + "/" + log_name; }
   // The manager's log so far (every process).
   std::string logText() const;
   // What the running (or last) process wrote.

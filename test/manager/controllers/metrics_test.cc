@@ -77,6 +77,8 @@ const std::vector<Family>& specifiedFamilies() {
       // Beyond docs/reference/metrics.md: the ref watcher's listings
       // (docs/decisions/git-sources.md).
       {"captf_git_ls_remote_total", kCounter, {"result"}},
+      // Pods that cannot pull an image (docs/behaviour/jobs.md#image-pulls).
+      {"captf_image_pull_failures_total", kCounter, {"kind", "op"}},
   };
   return *families;
 }
@@ -106,8 +108,8 @@ TEST(CaptfMetricsTest, RegistersExactlyTheSpecifiedFamiliesWithTheirTypesAndLabe
   for (const auto& [name, description] : registered) {
     EXPECT_TRUE(specified.contains(name)) << name << " is registered but not specified";
   }
-  EXPECT_EQ(specifiedFamilies().size(), 32U)
-      << "31 of docs/reference/metrics.md and the ref watcher's";
+  EXPECT_EQ(specifiedFamilies().size(), 33U)
+      << "31 of docs/reference/metrics.md, the ref watcher's and the image pulls'";
 }
 
 TEST(CaptfMetricsTest, EveryFamilyIsExposedWithItsTypeEvenBeforeASample) {

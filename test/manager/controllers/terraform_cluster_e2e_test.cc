@@ -222,6 +222,7 @@ TEST_F(TerraformClusterE2eTest, ManagerServesProbesMetricsAndWebhooks) {
            {"captf_lock_force_unlocks_total", "counter"},
            {"captf_identity_denied_total", "counter"},
            {"captf_image_inspect_errors_total", "counter"},
+           {"captf_image_pull_failures_total", "counter"},
            {"captf_inputs_hash_changes_total", "counter"},
            {"captf_remediation_requests_total", "counter"},
            {"captf_destructive_plan_approvals_consumed_total", "counter"},
@@ -1175,6 +1176,62 @@ TEST_F(TerraformClusterE2eTest, FailingRunsKeepModuleAndProviderSecretsOutOfEver
       << tc(failing).dump(2) << managerLog();
   kubectl({"-n", kNamespace, "delete", "secret", "leak-provider-vars"});
   restartManagerAt(manager_, 4);
+}
+
+// docs/behaviour/jobs.md#image-pulls: a module image that does not exist yet
+// is reported within a minute as ImagePullFailed naming it, with one Warning
+// Event and one count, while its Job waits; once the image is pushed, the
+// same Job pulls it and the TerraformCluster provisions.
+TEST_F(TerraformClusterE2eTest, AMissingModuleImageIsReportedAndPulledOnceItIsPushed) {
+  const std::string name = "tc-late-image";
+  const std::string image = env().registry + "/captf/module-" + name + ":e2e";
+  ASSERT_TRUE(eventually([&] { return !manager_.metrics().empty(); })) << managerLog();
+  const e2e::MetricsSince since(manager_);
+  e2e::createClusterPair(kNamespace, name, "c-late-image",
+                         {{"source", {{"image", image}}}, {"identityRef", {{"name", kIdentity}}}});
+  ASSERT_TRUE(eventually(
+      [&] { return conditionOf(tc(name), "ApplyJobSucceeded", "reason") == "ImagePullFailed"; },
+      std::chrono::seconds(60)))
+      << tc(name).dump(2) << managerLog();
+  const json failing = tc(name);
+  EXPECT_EQ(conditionOf(failing, "ApplyJobSucceeded", "status"), "False");
+  const std::string message = conditionOf(failing, "ApplyJobSucceeded", "message");
+  EXPECT_THAT(message, HasSubstr("image " + image + " of container source cannot be pulled"));
+  EXPECT_THAT(message, HasSubstr("ErrImagePull"));
+  EXPECT_EQ(conditionOf(failing, "Ready", "status"), "False");
+  ASSERT_TRUE(eventually([&] {
+    return !e2e::eventsFor(kNamespace, name, "ImagePullFailed").empty();
+  })) << managerLog();
+  EXPECT_EQ(e2e::eventsFor(kNamespace, name, "ImagePullFailed").front().value("type", ""),
+            "Warning");
+  EXPECT_THAT(e2e::eventsFor(kNamespace, name, "ImagePullFailed").front().value("note", ""),
+              HasSubstr(image));
+  const std::map<std::string, std::string> applies = {{"kind", "TerraformCluster"},
+                                                      {"op", "apply"}};
+  EXPECT_TRUE(since.grows("captf_image_pull_failures_total", applies)) << manager_.metrics();
+  const std::vector<std::string> waiting = jobs(name, "apply");
+  ASSERT_EQ(waiting.size(), 1U);
+
+  // The image appears under the name the object gives.
+  const std::string pushed = runner::e2e::Images::get().module(
+      name, runner::e2e::noopModule(contract::Role::kCluster), env().tofu);
+  ASSERT_TRUE(pushed.starts_with(env().registry + "/captf/module-" + name + "@")) << pushed;
+  ASSERT_TRUE(eventually([&] {
+    const json object = tc(name);
+    return readyTrue(object) &&
+           object["status"].value("initialization", json::object()).value("provisioned", false);
+  })) << tc(name).dump(2)
+      << managerLog();
+  EXPECT_EQ(conditionOf(tc(name), "ApplyJobSucceeded", "reason"), "ApplySucceeded");
+  // The Job that waited is the one that ran: no retry, no second failure.
+  EXPECT_EQ(jobs(name, "apply"), waiting);
+  EXPECT_EQ(succeededApplies(name), 1);
+  EXPECT_EQ(e2e::eventsFor(kNamespace, name, "ImagePullFailed").size(), 1U);
+  EXPECT_EQ(since.delta("captf_image_pull_failures_total", applies), 1.0) << manager_.metrics();
+  EXPECT_EQ(since.delta("captf_jobs_total",
+                        {{"kind", "TerraformCluster"}, {"op", "apply"}, {"result", "failed"}}),
+            0.0);
+  deleteCluster(name, "c-late-image");
 }
 
 } // namespace

@@ -510,6 +510,61 @@ TEST_F(TerraformMachineE2eTest, APendingMachineIsRefreshedSoonAndProvisionsWithD
       << machines("boot").dump(2);
 }
 
+// docs/runbooks/CAPTFNoRecentSuccess.md: the drift and refresh timestamps
+// exist only while the object is scheduled for them. A machine with health
+// checks (a refresh every 60 s) exports its refresh series; paused, it
+// withdraws the series (before, the series stayed and the alert fired 6 h
+// later for every paused object); resumed, it exports it again from
+// status.lastRefresh.
+TEST_F(TerraformMachineE2eTest, ReadingTimestampsExistOnlyWhileTheReadingIsScheduled) {
+  apply({{"apiVersion", "infrastructure.cluster.x-k8s.io/v1alpha1"},
+         {"kind", "TerraformMachineTemplate"},
+         {"metadata", {{"name", "checked"}, {"namespace", kNamespace}}},
+         {"spec",
+          {{"template",
+            {{"spec",
+              {{"source", {{"image", machine_image_}}},
+               {"remediation",
+                {{"annotateMachine", true}, {"healthCheckIntervalSeconds", 60}}}}}}}}}});
+  createDeployment("checked", 1, "checked");
+  ASSERT_TRUE(eventually([] { return provisioned("checked", 1); }, std::chrono::seconds(360)))
+      << machines("checked").dump(2) << manager_.logText();
+  const std::string name = *infraNames("checked").begin();
+  const auto series = [&](const char* op) {
+    return e2e::metricValue(
+        manager_.metrics(), "captf_last_success_timestamp_seconds",
+        {{"kind", "TerraformMachine"}, {"namespace", kNamespace}, {"name", name}, {"op", op}});
+  };
+  ASSERT_TRUE(eventually([&] { return series("refresh").value_or(0) > 0; }))
+      << terraformMachine(name).dump(2) << manager_.metrics();
+  ASSERT_TRUE(series("apply").has_value()) << manager_.metrics();
+
+  // Paused: no reading is due, the series goes; the apply's stays (no alert
+  // reads it).
+  ASSERT_EQ(kubectl({"-n", kNamespace, "annotate", "terraformmachine", name,
+                     "cluster.x-k8s.io/paused=true"})
+                .exit_code,
+            0);
+  ASSERT_TRUE(eventually([&] {
+    return conditionOf(terraformMachine(name), "Paused", "status") == "True";
+  })) << terraformMachine(name).dump(2);
+  EXPECT_TRUE(eventually([&] { return !series("refresh").has_value(); })) << manager_.metrics();
+  EXPECT_FALSE(series("drift").has_value()) << manager_.metrics();
+  EXPECT_TRUE(series("apply").has_value()) << manager_.metrics();
+
+  // Resumed: due again, the series is back with the last refresh's time.
+  ASSERT_EQ(
+      kubectl({"-n", kNamespace, "annotate", "terraformmachine", name, "cluster.x-k8s.io/paused-"})
+          .exit_code,
+      0);
+  EXPECT_TRUE(eventually([&] { return series("refresh").value_or(0) > 0; })) << manager_.metrics();
+
+  scale("checked", 0);
+  ASSERT_TRUE(eventually([] { return machines("checked").empty(); }, std::chrono::seconds(360)))
+      << machines("checked").dump(2);
+  EXPECT_TRUE(eventually([&] { return !series("refresh").has_value(); })) << manager_.metrics();
+}
+
 // The cluster operation gate with real Jobs, both ways: a cluster apply
 // waits for a machine apply in flight (keeping the cluster write Lease), and
 // a machine apply that comes meanwhile waits for the cluster's.
@@ -688,6 +743,28 @@ TEST_F(TerraformMachineE2eTest, TemplatesReportTheCapacityOfTheirImage) {
   const e2e::MetricsSince since(manager_);
   const std::string gone = "127.0.0.1:" + std::to_string(e2e::freePort()) + "/captf/none:v1";
   machine_template("unreachable", gone);
+
+  // A Git-sourced template has no image: it is not inspected (no Event, no
+  // count, no retries), and says it has no capacity
+  // (docs/decisions/manager-machine-template.md).
+  apply({{"apiVersion", "infrastructure.cluster.x-k8s.io/v1alpha1"},
+         {"kind", "TerraformMachineTemplate"},
+         {"metadata", {{"name", "from-git"}, {"namespace", kNamespace}}},
+         {"spec",
+          {{"template",
+            {{"spec",
+              {{"source",
+                {{"git",
+                  {{"url", "https://localhost:" + std::to_string(e2e::freePort()) + "/modules.git"},
+                   {"ref", {{"branch", "main"}}},
+                   {"path", "machine"},
+                   {"runtimeImage", machine_image_}}}}}}}}}}}});
+  ASSERT_TRUE(eventually([&] {
+    return conditionOf(get("from-git"), "CapacityResolved", "reason") == "CapacityNotDeclared";
+  })) << get("from-git").dump(2)
+      << manager_.processLog();
+  EXPECT_THAT(conditionOf(get("from-git"), "CapacityResolved", "message"), HasSubstr("Git"));
+  EXPECT_FALSE(get("from-git")["status"].contains("capacity")) << get("from-git").dump(2);
   ASSERT_TRUE(eventually([&] {
     return conditionOf(get("unreachable"), "CapacityResolved", "reason") == "ImageInspectFailed";
   })) << get("unreachable").dump(2);
@@ -704,6 +781,16 @@ TEST_F(TerraformMachineE2eTest, TemplatesReportTheCapacityOfTheirImage) {
       << manager_.metrics();
   EXPECT_EQ(since.delta("captf_image_inspect_errors_total", {{"reason", "registry"}}), 1)
       << manager_.metrics();
+  // Said once, not on every retry: one Event, no repeat counted on it. The
+  // recorder counts repeats on the Event it flushes every 10 s, so wait
+  // past a flush of the retries above.
+  std::this_thread::sleep_for(std::chrono::seconds(15));
+  const std::vector<json> failed = e2e::eventsFor(kNamespace, "unreachable", "ImageInspectFailed");
+  ASSERT_EQ(failed.size(), 1U) << json(failed).dump(2);
+  EXPECT_FALSE(failed[0].contains("series")) << failed[0].dump(2);
+  EXPECT_TRUE(e2e::eventsFor(kNamespace, "from-git", "ImageInspectFailed").empty());
+  EXPECT_TRUE(e2e::eventsFor(kNamespace, "from-git", "").empty())
+      << json(e2e::eventsFor(kNamespace, "from-git", "")).dump(2);
 }
 
 // Last (the suite's cluster goes): deletion order and nothing left behind.

@@ -196,6 +196,8 @@ TEST_F(TerraformMachinePoolE2eTest, AMachinePoolScalesAndTheModuleFollows) {
                    .contains("cluster.x-k8s.io/replicas-managed-by"))
       << mp["metadata"].dump(2);
   EXPECT_FALSE(e2e::eventsFor(kNamespace, "mp", "MembersChanged").empty());
+  // The group's ID was written once (it did not change with the replicas).
+  EXPECT_EQ(e2e::eventsFor(kNamespace, "mp", "ProviderIDSet").size(), 1U);
   expectNoBootstrapLeak();
 }
 

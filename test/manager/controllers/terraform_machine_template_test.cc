@@ -1,6 +1,7 @@
 // The TerraformMachineTemplate reconciler over the in-memory API server with
 // a scripted registry: what each image's labels give in status, when the
 // registry is read, and that the pull Secrets reach it.
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -46,11 +47,14 @@ protected:
                     }) {}
 
   void put(const std::string& image, const std::vector<std::string>& pull_secrets = {}) {
+    putSource({{"image", image}}, pull_secrets);
+  }
+  void putSource(const json& source, const std::vector<std::string>& pull_secrets = {}) {
     json secrets = json::array();
     for (const std::string& name : pull_secrets) {
       secrets.push_back({{"name", name}});
     }
-    json spec = {{"source", {{"image", image}}}};
+    json spec = {{"source", source}};
     if (!secrets.empty()) {
       spec["jobs"]["imagePullSecrets"] = secrets;
     }
@@ -154,6 +158,64 @@ TEST_F(MachineTemplateTest, AnUnreachableRegistryIsRetriedAndKeepsWhatWasResolve
   ASSERT_TRUE(reconcile().ok());
   EXPECT_EQ(reads_, 3);
   EXPECT_EQ(metrics_.image_inspect_errors_total.withLabels({"registry"}).value(), 1);
+}
+
+// docs/decisions/manager-machine-template.md: a Git source has no image to
+// inspect. Nothing is read, retried, counted or warned about; the capacity an
+// earlier image gave goes.
+TEST_F(MachineTemplateTest, AGitSourcedTemplateIsNotInspected) {
+  images_["reg.local/m:v1"] = {{"io.captf.capacity", R"({"cpu":"4"})"}};
+  put("reg.local/m:v1");
+  ASSERT_TRUE(reconcile().ok());
+  ASSERT_EQ(status()["capacity"]["cpu"], "4");
+  events_.reasons.clear();
+  putSource({{"git",
+              {{"url", "https://git.example/modules.git"},
+               {"ref", {{"branch", "main"}}},
+               {"path", "machine"},
+               {"runtimeImage", "reg.local/tofu:1"}}}});
+  for (int i = 0; i < 3; ++i) {
+    auto result = reconcile();
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_FALSE(result->requeue);
+  }
+  EXPECT_EQ(reads_, 1) << "only the earlier image was read";
+  EXPECT_EQ(condition("status"), "False");
+  EXPECT_EQ(condition("reason"), "CapacityNotDeclared");
+  EXPECT_THAT(condition("message"), HasSubstr("Git"));
+  EXPECT_FALSE(status().contains("capacity")) << status().dump();
+  EXPECT_FALSE(status().contains("capacitySource")) << status().dump();
+  EXPECT_THAT(events_.reasons, IsEmpty());
+  for (const char* reason : {"registry", "not_found", "label_invalid"}) {
+    EXPECT_EQ(metrics_.image_inspect_errors_total.withLabels({reason}).value(), 0) << reason;
+  }
+}
+
+// An inspection that keeps failing is one Warning Event, when it begins;
+// the retries say nothing new. Each new failure after a success is one
+// more.
+TEST_F(MachineTemplateTest, AFailingImageIsOneEventAcrossItsRetries) {
+  const auto inspect_failures = [&] {
+    return std::count(events_.reasons.begin(), events_.reasons.end(), "ImageInspectFailed");
+  };
+  put("reg.local/m:v1");
+  for (int i = 0; i < 4; ++i) {
+    auto result = reconcile();
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_TRUE(result->requeue);
+  }
+  EXPECT_EQ(reads_, 4);
+  EXPECT_EQ(condition("reason"), "ImageInspectFailed");
+  EXPECT_EQ(inspect_failures(), 1) << ::testing::PrintToString(events_.reasons);
+  // The registry answers: resolved; then it fails again for a new image.
+  images_["reg.local/m:v1"] = {{"io.captf.capacity", R"({"cpu":"4"})"}};
+  ASSERT_TRUE(reconcile().ok());
+  EXPECT_EQ(condition("reason"), "CapacityResolved");
+  put("reg.local/m:v2");
+  ASSERT_TRUE(reconcile().ok());
+  ASSERT_TRUE(reconcile().ok());
+  EXPECT_EQ(inspect_failures(), 2) << ::testing::PrintToString(events_.reasons);
+  EXPECT_EQ(metrics_.image_inspect_errors_total.withLabels({"registry"}).value(), 2);
 }
 
 TEST_F(MachineTemplateTest, ThePullSecretsReachTheRegistry) {

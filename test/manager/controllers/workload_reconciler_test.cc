@@ -6,6 +6,8 @@
 //   - no Job is created from a stale copy of the object, and no write of a
 //     pass over a stale copy carries its status patch over a newer status;
 //   - a stuck Job (never started, inputs Secret gone) is deleted;
+//   - a pod that cannot pull its image sets ImagePullFailed once (one Event,
+//     one count), keeps its Job, and clears when the image is pulled;
 //   - final cleanup deletes Leases and state, and the finalizer goes last;
 //   - an identity denial counts once when it begins, not every pass;
 //   - an unreadable state counts once while it stays unreadable;
@@ -15,6 +17,7 @@
 //     never a backup taken; the leftover of the same chunk is not.
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -256,6 +259,55 @@ TEST_F(WorkloadReconcilerTest, TheFirstPassStartsOneApplyJobWithItsInputs) {
   EXPECT_EQ(jobs().size(), 1U);
 }
 
+// docs/runbooks/CAPTFNoRecentSuccess.md: the drift series exists while the
+// object is scheduled for drift checks, with status.lastDriftCheck; paused
+// or with drift off it is withdrawn; a cluster without a recurring refresh
+// has no refresh series.
+TEST_F(WorkloadReconcilerTest, TheDriftTimestampExistsOnlyWhileDriftIsScheduled) {
+  json provisioned = object();
+  provisioned["status"] = {{"initialization", {{"provisioned", true}}},
+                           {"lastDriftCheck", "2023-11-14T22:13:20Z"},
+                           {"lastRefresh", "2023-11-14T22:13:20Z"}};
+  store_.put(provisioned);
+  const auto series = [&](const char* op) {
+    std::optional<double> value;
+    metrics_.last_success_timestamp_seconds.forEach(
+        [&](const std::vector<std::string>& labels, const kube::Gauge& gauge) {
+          if (labels == std::vector<std::string>{"TerraformCluster", kNs, kName, op}) {
+            value = gauge.value();
+          }
+        });
+    return value;
+  };
+  ASSERT_TRUE(reconcile().ok());
+  EXPECT_EQ(series("drift"), 1700000000.0);
+  EXPECT_EQ(series("refresh"), std::nullopt) << "a cluster refreshes only while pending";
+
+  // Paused: withdrawn.
+  json paused = live();
+  paused["metadata"]["annotations"][std::string(api::kAnnotationPaused)] = "true";
+  store_.put(paused);
+  ASSERT_TRUE(reconcile().ok());
+  bool is_paused = false;
+  for (const json& c : live()["status"].value("conditions", json::array())) {
+    is_paused = is_paused || (c.value("type", "") == "Paused" && c.value("status", "") == "True");
+  }
+  EXPECT_TRUE(is_paused) << live()["status"].dump();
+  EXPECT_EQ(series("drift"), std::nullopt);
+
+  // Resumed: back; drift turned off: withdrawn again.
+  json resumed = live();
+  resumed["metadata"]["annotations"].erase(std::string(api::kAnnotationPaused));
+  store_.put(resumed);
+  ASSERT_TRUE(reconcile().ok());
+  EXPECT_EQ(series("drift"), 1700000000.0);
+  json off = live();
+  off["spec"]["drift"] = {{"intervalSeconds", 0}};
+  store_.put(off);
+  ASSERT_TRUE(reconcile().ok());
+  EXPECT_EQ(series("drift"), std::nullopt);
+}
+
 TEST_F(WorkloadReconcilerTest, AFinishedJobIsBookkeptOnceAcrossAFailedStatusPatch) {
   ASSERT_TRUE(reconcile().ok());
   const std::string job = kube::meta::name(jobs().at(0));
@@ -399,6 +451,78 @@ TEST_F(WorkloadReconcilerTest, AStuckJobIsDeleted) {
   ASSERT_TRUE(reconcile().ok());
   EXPECT_TRUE(jobs().empty());
   EXPECT_THAT(events_.reasons, Contains("StuckJobDeleted"));
+}
+
+TEST_F(WorkloadReconcilerTest, AnImagePullFailureIsReportedOnceAndTheJobWaitsForTheImage) {
+  ASSERT_TRUE(reconcile().ok());
+  const std::string job = kube::meta::name(jobs().at(0));
+  json pod = {
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata",
+       {{"name", job + "-x1"},
+        {"namespace", kNs},
+        {"resourceVersion", "1"},
+        {"creationTimestamp", "2023-11-14T22:13:21Z"},
+        {"labels", {{"job-name", job}}}}},
+      {"spec",
+       {{"containers", {{{"name", "source"}, {"image", "registry.local/team/cluster:v1"}}}}}},
+      {"status",
+       {{"phase", "Pending"},
+        {"containerStatuses",
+         {{{"name", "source"},
+           {"state",
+            {{"waiting",
+              {{"reason", "ErrImagePull"},
+               {"message", "pulling from https://robot:hunter2@registry.local: "
+                           "manifest unknown"}}}}}}}}}}};
+  store_.put(pod);
+  const auto pulls = [&] {
+    return metrics_.image_pull_failures_total.withLabels({"TerraformCluster", "apply"}).value();
+  };
+  const auto condition = [&] {
+    const json object = live();
+    for (const json& c : object["status"]["conditions"]) {
+      if (c.value("type", "") == "ApplyJobSucceeded") {
+        return c;
+      }
+    }
+    return json();
+  };
+  // The kubelet alternates its reasons while it keeps trying: one transition.
+  for (const char* reason : {"ErrImagePull", "ImagePullBackOff", "ErrImagePull"}) {
+    pod["status"]["containerStatuses"][0]["state"]["waiting"]["reason"] = reason;
+    store_.put(pod);
+    ASSERT_TRUE(reconcile().ok());
+  }
+  EXPECT_EQ(condition().value("status", ""), "False") << condition().dump();
+  EXPECT_EQ(condition().value("reason", ""), "ImagePullFailed");
+  EXPECT_THAT(condition().value("message", ""),
+              ::testing::HasSubstr("image registry.local/team/cluster:v1 of container source"));
+  EXPECT_THAT(condition().value("message", ""), ::testing::HasSubstr("manifest unknown"));
+  EXPECT_EQ(std::count(events_.reasons.begin(), events_.reasons.end(), "ImagePullFailed"), 1);
+  EXPECT_EQ(pulls(), 1.0);
+  for (const std::string& note : events_.notes) {
+    EXPECT_THAT(note, Not(::testing::HasSubstr("hunter2")));
+  }
+  EXPECT_THAT(live().dump(), Not(::testing::HasSubstr("hunter2")));
+  // The Job stays and no other is started: its budget is not spent.
+  ASSERT_EQ(jobs().size(), 1U);
+  EXPECT_EQ(kube::meta::name(jobs()[0]), job);
+  EXPECT_EQ(live()["status"]["activeJob"]["name"], job);
+
+  // The image appears: the pod runs and the condition clears.
+  pod["status"] = {
+      {"phase", "Running"},
+      {"containerStatuses",
+       {{{"name", "source"}, {"state", {{"running", {{"startedAt", "2023-11-14T22:14:00Z"}}}}}}}}};
+  store_.put(pod);
+  ASSERT_TRUE(reconcile().ok());
+  EXPECT_EQ(condition().value("status", ""), "Unknown") << condition().dump();
+  EXPECT_EQ(condition().value("reason", ""), "JobRunning");
+  EXPECT_EQ(std::count(events_.reasons.begin(), events_.reasons.end(), "ImagePullFailed"), 1);
+  EXPECT_EQ(pulls(), 1.0);
+  ASSERT_EQ(jobs().size(), 1U);
 }
 
 TEST_F(WorkloadReconcilerTest, CleanupDeletesLeasesAndStateAndTheFinalizerGoesLast) {

@@ -148,5 +148,123 @@ TEST(ObjectPatcherTest, WritesOfOthersMakeTheGuardedWritesConflict) {
   EXPECT_TRUE(patcher.removeFinalizer("example.com/f").ok());
 }
 
+// A runner pod whose `list` (initContainerStatuses or containerStatuses)
+// has container `name` in `state`.
+json podWith(const std::string& list, const std::string& name, const json& state) {
+  return {{"spec",
+           {{"initContainers", {{{"name", "runner"}, {"image", "reg.local/captf/runner:1"}}}},
+            {"containers", {{{"name", "source"}, {"image", "reg.local/team/cluster:v1"}}}}}},
+          {"status", {{list, {{{"name", name}, {"image", "ignored"}, {"state", state}}}}}}};
+}
+
+TEST(ImagePullWaitTest, NamesTheContainerImageAndTheKubeletsReason) {
+  for (const char* reason : {"ErrImagePull", "ImagePullBackOff", "InvalidImageName"}) {
+    const auto wait = imagePullWait(
+        podWith("containerStatuses", "source",
+                {{"waiting", {{"reason", reason}, {"message", "manifest unknown"}}}}));
+    ASSERT_TRUE(wait.has_value()) << reason;
+    EXPECT_EQ(*wait,
+              (ImagePullWait{"source", "reg.local/team/cluster:v1", reason, "manifest unknown"}));
+    EXPECT_EQ(imagePullMessage(*wait), std::string("image reg.local/team/cluster:v1 of container "
+                                                   "source cannot be pulled (") +
+                                           reason + "): manifest unknown");
+  }
+  // The runner's image, pulled first, is named as well.
+  const auto init = imagePullWait(
+      podWith("initContainerStatuses", "runner", {{"waiting", {{"reason", "ErrImagePull"}}}}));
+  ASSERT_TRUE(init.has_value());
+  EXPECT_EQ(init->image, "reg.local/captf/runner:1");
+  EXPECT_EQ(imagePullMessage(*init),
+            "image reg.local/captf/runner:1 of container runner cannot be pulled (ErrImagePull)");
+}
+
+TEST(ImagePullWaitTest, OtherStatesAreNoPullFailure) {
+  EXPECT_FALSE(imagePullWait(json::object()).has_value());
+  EXPECT_FALSE(imagePullWait(podWith("containerStatuses", "source",
+                                     {{"waiting", {{"reason", "ContainerCreating"}}}}))
+                   .has_value());
+  EXPECT_FALSE(imagePullWait(podWith("containerStatuses", "source",
+                                     {{"running", {{"startedAt", "2023-11-14T22:13:20Z"}}}}))
+                   .has_value());
+  EXPECT_FALSE(imagePullWait(podWith("containerStatuses", "source", {{"waiting", "ErrImagePull"}}))
+                   .has_value());
+}
+
+TEST(ImagePullWaitTest, TheKubeletsMessageIsClippedAndLosesUrlCredentials) {
+  const std::string message = "failed to resolve https://robot:hunter2@mirror.local/v2/x and "
+                              "http://mirror.local/v2/y: 401 Unauthorized " +
+                              std::string(2000, 'x');
+  const auto wait =
+      imagePullWait(podWith("containerStatuses", "source",
+                            {{"waiting", {{"reason", "ErrImagePull"}, {"message", message}}}}));
+  ASSERT_TRUE(wait.has_value());
+  EXPECT_EQ(wait->message.find("hunter2"), std::string::npos) << wait->message;
+  EXPECT_EQ(wait->message.find("robot"), std::string::npos) << wait->message;
+  EXPECT_TRUE(wait->message.starts_with("failed to resolve https://[redacted]@mirror.local/v2/x "
+                                        "and http://mirror.local/v2/y: 401 Unauthorized"))
+      << wait->message;
+  EXPECT_LE(wait->message.size(), 515U);
+  EXPECT_TRUE(wait->message.ends_with("..."));
+  // A cut never splits a UTF-8 character.
+  const auto utf8 = imagePullWait(
+      podWith("containerStatuses", "source",
+              {{"waiting",
+                {{"reason", "ErrImagePull"}, {"message", std::string(511, 'a') + "\xc3\xa9"}}}}));
+  ASSERT_TRUE(utf8.has_value());
+  EXPECT_EQ(utf8->message, std::string(511, 'a') + "...");
+}
+
+TEST(ImagePullWakeTest, OnlyABeginningEndingOrChangedWaitWakesTheObject) {
+  const kube::Predicate wake = imagePullChanged();
+  const json pulling = podWith("containerStatuses", "source",
+                               {{"waiting", {{"reason", "ErrImagePull"}, {"message", "a"}}}});
+  json backing_off = pulling;
+  backing_off["status"]["containerStatuses"][0]["state"]["waiting"] = {
+      {"reason", "ImagePullBackOff"}, {"message", "Back-off pulling image"}};
+  const json running = podWith("containerStatuses", "source", {{"running", json::object()}});
+  const json runner_pulling =
+      podWith("initContainerStatuses", "runner", {{"waiting", {{"reason", "ErrImagePull"}}}});
+  EXPECT_TRUE(wake.create(pulling));
+  EXPECT_FALSE(wake.create(running));
+  EXPECT_TRUE(wake.update(running, pulling));        // begins
+  EXPECT_TRUE(wake.update(pulling, running));        // ends
+  EXPECT_TRUE(wake.update(runner_pulling, pulling)); // another container and image
+  EXPECT_FALSE(wake.update(pulling, backing_off));   // the kubelet's reason and message only
+  EXPECT_FALSE(wake.update(running, running));
+  EXPECT_FALSE(wake.remove(pulling));
+}
+
+TEST(ImagePullWakeTest, APodWakesTheObjectsOfItsJobOfTheWatchedKind) {
+  kube::testing::FakeClient store;
+  store.put({{"apiVersion", "batch/v1"},
+             {"kind", "Job"},
+             {"metadata",
+              {{"namespace", "t1"},
+               {"name", "c1-apply-1"},
+               {"resourceVersion", "1"},
+               {"ownerReferences",
+                {{{"apiVersion", "infrastructure.cluster.x-k8s.io/v1alpha1"},
+                  {"kind", "TerraformCluster"},
+                  {"name", "a-name-longer-than-a-label-value-may-be-and-so-on-and-so-forth-x"},
+                  {"uid", "u1"}},
+                 {{"apiVersion", "example.com/v1"},
+                  {"kind", "TerraformCluster"},
+                  {"name", "other"}}}}}}});
+  json pod = {{"metadata",
+               {{"namespace", "t1"},
+                {"name", "c1-apply-1-x"},
+                {"ownerReferences",
+                 {{{"apiVersion", "batch/v1"}, {"kind", "Job"}, {"name", "c1-apply-1"}}}}}}};
+  EXPECT_EQ(ownersOfPodJob(store, kinds::kTerraformCluster, pod),
+            (std::vector<kube::Request>{
+                {"t1", "a-name-longer-than-a-label-value-may-be-and-so-on-and-so-forth-x"}}));
+  EXPECT_TRUE(ownersOfPodJob(store, kinds::kTerraformMachine, pod).empty());
+  // A pod of a Job that is gone, or of no Job, wakes nothing.
+  pod["metadata"]["ownerReferences"][0]["name"] = "gone";
+  EXPECT_TRUE(ownersOfPodJob(store, kinds::kTerraformCluster, pod).empty());
+  pod["metadata"].erase("ownerReferences");
+  EXPECT_TRUE(ownersOfPodJob(store, kinds::kTerraformCluster, pod).empty());
+}
+
 } // namespace
 } // namespace captf::controllers

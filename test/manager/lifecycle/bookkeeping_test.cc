@@ -906,6 +906,18 @@ TEST(ConsequencesOfTest, DurationsStepsChangesAttemptsAndTheLastSuccess) {
       observed(c, HistogramMetric::kJobStepDurationSeconds, {"TerraformCluster", "apply", "apply"}),
       2.5);
   EXPECT_EQ(observed(c, HistogramMetric::kJobAttempts, kind_op), 1);
+  // A step the metrics do not name (the Git fetch) is counted as other.
+  Scenario fetched(Operation::kApply, Ending::kSucceeded);
+  pb::StepResult* fetch = fetched.doc.add_steps();
+  fetch->set_step(pb::STEP_FETCH);
+  fetch->mutable_duration()->set_seconds(4);
+  EXPECT_EQ(observed(fetched.run(), HistogramMetric::kJobStepDurationSeconds,
+                     {"TerraformCluster", "apply", "other"}),
+            4);
+  EXPECT_EQ(metricStepLabel("state-push"), "state-push");
+  EXPECT_EQ(metricStepLabel("none"), "none");
+  EXPECT_EQ(metricStepLabel("fetch"), "other");
+  EXPECT_EQ(metricStepLabel("a-step-of-a-newer-runner"), "other");
   EXPECT_EQ(counted(c, CounterMetric::kResourcesChangedTotal, {"TerraformCluster", "apply", "add"}),
             3);
   EXPECT_EQ(

@@ -345,6 +345,25 @@ TEST(DecisionTest, Deletion) {
              in.state = StateReading::kUnreadable;
            },
        .expect = held(Trigger::kDestroy, Hold::kStateUnreadable, seconds(60))},
+      {.name = "row 2: unreadable state, a backup asked for: restored before the destroy",
+       .setup =
+           [](DecisionInput& in) {
+             in.deleting = true;
+             in.state = StateReading::kUnreadable;
+             in.restore_request = "5";
+             in.backup_serials = {5};
+           },
+       .expect = run(Operation::kRestore, Trigger::kRestore),
+       .check = [](const Decision& d) { EXPECT_EQ(d.job.restore_serial, 5); }},
+      {.name = "row 2: unreadable state, the backup asked for does not exist: held",
+       .setup =
+           [](DecisionInput& in) {
+             in.deleting = true;
+             in.state = StateReading::kUnreadable;
+             in.restore_request = "6";
+             in.backup_serials = {5};
+           },
+       .expect = held(Trigger::kRestore, Hold::kRestoreBackupNotFound, std::nullopt)},
   });
 }
 
@@ -1083,6 +1102,82 @@ TEST(DecisionTest, Schedules) {
            },
        .expect = held(Trigger::kDriftInterval, Hold::kInputsTooLarge, seconds(600))},
   });
+}
+
+// The series of captf_last_success_timestamp_seconds that exist
+// (docs/runbooks/CAPTFNoRecentSuccess.md): only for readings that recur.
+TEST(DecisionTest, RecurringReadingsAreTheScheduledOnesOnly) {
+  const auto readings = [](contract::Role role, const std::function<void(DecisionInput&)>& setup) {
+    DecisionInput in = base(role);
+    in.schedule.health_check_interval.reset();
+    setup(in);
+    return recurringReadings(in);
+  };
+  const auto none = [](DecisionInput&) {};
+  using R = RecurringReadings;
+  // A cluster or a machine: drift on its interval; a refresh only with a
+  // reason to recur (the post-apply refresh is once).
+  EXPECT_EQ(readings(contract::Role::kCluster, none), (R{.drift = true, .refresh = false}));
+  EXPECT_EQ(readings(contract::Role::kMachine, none), (R{.drift = true, .refresh = false}));
+  // Drift off.
+  EXPECT_EQ(readings(contract::Role::kMachine,
+                     [](DecisionInput& in) {
+                       in.schedule.drift_interval.reset();
+                       in.schedule.health_samples_disabled = true;
+                     }),
+            (R{}));
+  // annotateMachine: health checks refresh, with drift off too.
+  EXPECT_EQ(readings(contract::Role::kMachine,
+                     [](DecisionInput& in) {
+                       in.schedule.drift_interval.reset();
+                       in.schedule.health_check_interval = seconds(300);
+                     }),
+            (R{.drift = false, .refresh = true}));
+  // Pending health backs off with refreshes, unless drift is off.
+  EXPECT_EQ(readings(contract::Role::kCluster, [](DecisionInput& in) { in.pending_refreshes = 2; }),
+            (R{.drift = true, .refresh = true}));
+  EXPECT_EQ(readings(contract::Role::kCluster,
+                     [](DecisionInput& in) {
+                       in.pending_refreshes = 2;
+                       in.schedule.drift_interval.reset();
+                       in.schedule.health_samples_disabled = true;
+                     }),
+            (R{}));
+  // A pool refreshes its membership always.
+  EXPECT_EQ(readings(contract::Role::kMachinePool, none), (R{.drift = true, .refresh = true}));
+  // A machine whose health still reads `pending` after its apply (not
+  // provisioned) is refreshed on the backoff, with drift off too, and not
+  // once it has settled without a recurring refresh.
+  const auto pending = [](DecisionInput& in) {
+    in.provisioned = false;
+    in.pending_refreshes = 1;
+    in.schedule.drift_interval.reset();
+    in.schedule.health_samples_disabled = true;
+  };
+  EXPECT_EQ(readings(contract::Role::kMachine, pending), (R{.drift = false, .refresh = true}));
+  EXPECT_EQ(readings(contract::Role::kMachine,
+                     [&](DecisionInput& in) {
+                       pending(in);
+                       in.provisioned = true;
+                       in.pending_refreshes = 0;
+                     }),
+            (R{}));
+  // Nothing while paused or deleting.
+  for (auto stop : std::vector<std::function<void(DecisionInput&)>>{
+           [](DecisionInput& in) { in.paused = true; },
+           [](DecisionInput& in) { in.deleting = true; }}) {
+    for (contract::Role role :
+         {contract::Role::kCluster, contract::Role::kMachine, contract::Role::kMachinePool}) {
+      EXPECT_EQ(readings(role,
+                         [&](DecisionInput& in) {
+                           in.pending_refreshes = 1;
+                           in.schedule.health_check_interval = seconds(300);
+                           stop(in);
+                         }),
+                (R{}))
+          << static_cast<int>(role);
+    }
+  }
 }
 
 TEST(DecisionTest, MetricLabels) {

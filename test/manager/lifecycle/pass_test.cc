@@ -64,7 +64,8 @@ TEST(PassTest, HoldCondition) {
       {Hold::kDestroyInputsMissing, &no_plan,
        ConditionUpdate{c::kApplyJobSucceeded, ConditionStatus::kFalse, c::kReasonDestroyFailed,
                        "The durable inputs Secret is missing, so destroy cannot be rendered; see "
-                       "<https://captf.io/docs/operator-guide/runbooks/stuck-destroy.html>"}},
+                       "<https://github.com/captf-io/cluster-api-provider-terraform/blob/main/docs/"
+                       "runbooks/CAPTFDestroyStuck.md>"}},
       // Holds whose condition the pass or the bookkeeping sets elsewhere,
       // or that set none.
       {Hold::kNone, &plan, std::nullopt},

@@ -53,6 +53,35 @@ TEST(NamesTest, DurableInputsNameIsShortenedOnlyWhenTooLong) {
   EXPECT_EQ(durableInputsSecretName(fits).size(), 253U);
 }
 
+TEST(NamesTest, UnreadableStateNamesKeepTheStateSecretsName) {
+  EXPECT_EQ(unreadableStateSecretName("tfstate-default-s-m", "0123456789"),
+            "tfstate-default-s-m-unreadable-0123456789");
+  EXPECT_EQ(unreadableStateSecretName("tfstate-default-s-m-part-2", "0123456789"),
+            "tfstate-default-s-m-part-2-unreadable-0123456789");
+  EXPECT_EQ(unreadableStateSelector("s-m"),
+            "captf.io/state-unreadable=true,captf.io/state-unreadable-suffix=s-m");
+  // The longest that fits is kept whole.
+  const std::string fits(253 - 22, 'a');
+  EXPECT_EQ(unreadableStateSecretName(fits, "0123456789"), fits + "-unreadable-0123456789");
+}
+
+TEST(NamesTest, UnreadableStateNamesOfLongSecretsAreCutAndHashed) {
+  // A Secret of an unexpected name can be 253 characters long; its copy's
+  // name stays a DNS subdomain of at most 253 and two of them stay apart.
+  const std::string x(253, 'x');
+  EXPECT_EQ(unreadableStateSecretName(x, "0123456789"), std::string(222, 'x') + "-" +
+                                                            contract::sha256Hex(x).substr(0, 8) +
+                                                            "-unreadable-0123456789");
+  EXPECT_EQ(unreadableStateSecretName(x, "0123456789").size(), 253U);
+  // Cut after "-." (222 characters kept): the cut ends in an alphanumeric.
+  const std::string a = std::string(220, 'a') + "-." + std::string(31, 'b');
+  const std::string b = std::string(220, 'a') + "-." + std::string(31, 'c');
+  EXPECT_EQ(unreadableStateSecretName(a, "0123456789"), std::string(220, 'a') + "-" +
+                                                            contract::sha256Hex(a).substr(0, 8) +
+                                                            "-unreadable-0123456789");
+  EXPECT_NE(unreadableStateSecretName(a, "0123456789"), unreadableStateSecretName(b, "0123456789"));
+}
+
 TEST(NamesTest, LabelValuesAreHashedAbove63Characters) {
   EXPECT_EQ(labelValue(std::string(63, 'x')), std::string(63, 'x'));
   EXPECT_EQ(labelValue(std::string(64, 'x')),

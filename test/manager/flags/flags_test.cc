@@ -1,0 +1,50 @@
+// The manager's command line: what it refuses at start (docs/reference/flags.md).
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "manager/flags/flags.h"
+
+namespace captf::flags {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Parses `args` as the manager does; the error CLI11 gives, "" when none.
+std::string parseError(std::vector<std::string> args) {
+  CLI::App app(kManagerDescription);
+  ManagerFlags values;
+  defineManagerFlags(app, values, "manager (test)");
+  std::reverse(args.begin(), args.end());
+  try {
+    app.parse(args);
+  } catch (const CLI::ParseError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(FeatureGatesTest, TheLoggingGatesAreTakenWithGosBoolSpellings) {
+  EXPECT_EQ(checkFeatureGates(""), "");
+  EXPECT_EQ(checkFeatureGates("ContextualLogging=true"), "");
+  EXPECT_EQ(checkFeatureGates("AllAlpha=false, AllBeta=F,LoggingAlphaOptions=1,"
+                              "LoggingBetaOptions=True"),
+            "");
+  EXPECT_EQ(parseError({"--feature-gates=ContextualLogging=false,AllBeta=true"}), "");
+}
+
+TEST(FeatureGatesTest, AnUnknownGateOrValueStopsTheManagerNamingIt) {
+  EXPECT_EQ(checkFeatureGates("MachinePool=true"), "unrecognized feature gate: MachinePool");
+  EXPECT_EQ(checkFeatureGates("ContextualLogging"), "missing bool value for ContextualLogging");
+  EXPECT_THAT(checkFeatureGates("AllAlpha=yes"), HasSubstr("AllAlpha=yes"));
+  EXPECT_THAT(parseError({"--feature-gates", "ContextualLogging=true,Bogus=false"}),
+              HasSubstr("unrecognized feature gate: Bogus"));
+  EXPECT_THAT(parseError({"--feature-gates", "ContextualLogging=true,Bogus=false"}),
+              HasSubstr("--feature-gates"));
+}
+
+} // namespace
+} // namespace captf::flags
