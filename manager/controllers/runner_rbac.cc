@@ -5,6 +5,7 @@
 #include "manager/controllers/kinds.h"
 #include "manager/kube/errors.h"
 #include "manager/kube/strings.h"
+#include "manager/workspace/names.h"
 
 namespace captf::controllers {
 
@@ -228,7 +229,7 @@ ConditionResult RunnerRbac::ensure(const std::string& ns, const std::string& ser
     transient = subjects.status();
     return conditionResult("False", api::conditions::kReasonRbacFailed, "listing objects failed");
   }
-  if (kube::meta::labels(*existing).value(str(api::kLabelManaged), "") != "true") {
+  if (!workspace::isManaged(*existing)) {
     return conditionResult(
         "False", api::conditions::kReasonRbacFailed,
         "RoleBinding captf-runner exists and is not managed by CAPTF; it is never touched");

@@ -5,6 +5,7 @@
 #include <optional>
 #include <utility>
 
+#include "contract/text.h"
 #include "manager/api/keys.h"
 #include "manager/controllers/kinds.h"
 #include "manager/kube/errors.h"
@@ -314,20 +315,6 @@ std::string withoutUrlCredentials(std::string text) {
   return text;
 }
 
-// `text` cut to at most `bytes` bytes at a UTF-8 character boundary, with
-// "..." when it was cut.
-std::string clipped(std::string text, size_t bytes) {
-  if (text.size() <= bytes) {
-    return text;
-  }
-  size_t cut = bytes;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0U) == 0x80U) {
-    --cut; // a continuation byte: back to the character's first byte
-  }
-  text.resize(cut);
-  return text + "...";
-}
-
 } // namespace
 
 std::optional<ImagePullWait> imagePullWait(const json& pod) {
@@ -355,8 +342,9 @@ std::optional<ImagePullWait> imagePullWait(const json& pod) {
       wait.reason = reason;
       const json* message = kube::fieldAt(*waiting, "message");
       if (message != nullptr && message->is_string()) {
-        wait.message =
-            clipped(withoutUrlCredentials(message->get<std::string>()), kImagePullMessageBytes);
+        wait.message = contract::clipText(
+            contract::sanitizeUtf8(withoutUrlCredentials(message->get<std::string>())),
+            kImagePullMessageBytes);
       }
       return wait;
     }

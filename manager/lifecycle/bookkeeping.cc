@@ -451,9 +451,14 @@ void Builder::jobMetricsAndEvents() {
       }
     }
     observe(HistogramMetric::kJobAttempts, {kind, op_}, 1 + consecutiveFailures(earlier, op));
-    out_.gauges.push_back({GaugeMetric::kLastSuccessTimestampSeconds,
-                           {kind, facts_.id.ns, facts_.id.name, op_},
-                           static_cast<double>(facts_.now.value.time_since_epoch().count())});
+    // Drift and refresh series are the reconciler's, from status and the
+    // schedule, so they exist only while the reading is scheduled
+    // (docs/runbooks/CAPTFNoRecentSuccess.md).
+    if (op != api::Operation::kDrift && op != api::Operation::kRefresh) {
+      out_.gauges.push_back({GaugeMetric::kLastSuccessTimestampSeconds,
+                             {kind, facts_.id.ns, facts_.id.name, op_},
+                             static_cast<double>(facts_.now.value.time_since_epoch().count())});
+    }
     if (op != api::Operation::kPlan) {
       event(EventType::kNormal, "JobSucceeded", op_ + " Job " + job() + " succeeded");
     }

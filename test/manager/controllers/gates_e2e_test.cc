@@ -67,12 +67,7 @@ protected:
     machine_image_ = images.module("gates-machine",
                                    runner::e2e::noopModule(contract::Role::kMachine), env().tofu);
     e2e::createTenant(kNamespace, kIdentity, {{"NOOP_API_TOKEN", runner::e2e::kCredentialValue}});
-    apply({{"apiVersion", "v1"},
-           {"kind", "Secret"},
-           {"metadata", {{"name", kBootstrapSecret}, {"namespace", kNamespace}}},
-           {"data",
-            {{"value", absl::Base64Escape("#cloud-config\n")},
-             {"format", absl::Base64Escape("cloud-config")}}}});
+    e2e::createBootstrapSecret(kNamespace, kBootstrapSecret);
     manager_.start();
     ASSERT_FALSE(HasFatalFailure());
   }
@@ -427,21 +422,10 @@ protected:
     b_.stopCleanly();
   }
   static void createCluster(const std::string& name, const std::string& filter) {
-    json metadata = {{"name", name}, {"namespace", kFilterNamespace}};
-    if (!filter.empty()) {
-      metadata["labels"] = {{"cluster.x-k8s.io/watch-filter", filter}};
-    }
-    apply({{"apiVersion", std::string(kGroup) + "/v1alpha1"},
-           {"kind", "TerraformCluster"},
-           {"metadata", metadata},
-           {"spec",
-            {{"source", {{"image", image_}}}, {"identityRef", {{"name", kFilterNamespace}}}}}});
-    apply({{"apiVersion", "cluster.x-k8s.io/v1beta2"},
-           {"kind", "Cluster"},
-           {"metadata", {{"name", "c-" + name}, {"namespace", kFilterNamespace}}},
-           {"spec",
-            {{"infrastructureRef",
-              {{"apiGroup", kGroup}, {"kind", "TerraformCluster"}, {"name", name}}}}}});
+    e2e::createClusterPair(
+        kFilterNamespace, name, "c-" + name,
+        {{"source", {{"image", image_}}}, {"identityRef", {{"name", kFilterNamespace}}}},
+        filter.empty() ? json::object() : json{{"cluster.x-k8s.io/watch-filter", filter}});
   }
   // Whether manager `rig` exports captf_ready for TerraformCluster `name`:
   // it bookkept the object.
@@ -504,12 +488,7 @@ TEST_F(WatchFilterE2eTest, AMachineIsWokenByItsVariablesSource) {
         return readyTrue(getJson({"-n", kFilterNamespace, "get", "terraformcluster", "tc-a"}));
       },
       std::chrono::seconds(300)));
-  apply({{"apiVersion", "v1"},
-         {"kind", "Secret"},
-         {"metadata", {{"name", "filter-bootstrap"}, {"namespace", kFilterNamespace}}},
-         {"data",
-          {{"value", absl::Base64Escape("#cloud-config\n")},
-           {"format", absl::Base64Escape("cloud-config")}}}});
+  e2e::createBootstrapSecret(kFilterNamespace, "filter-bootstrap");
   apply({{"apiVersion", "cluster.x-k8s.io/v1beta2"},
          {"kind", "Machine"},
          {"metadata", {{"name", "m-vars"}, {"namespace", kFilterNamespace}}},

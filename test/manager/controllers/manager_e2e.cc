@@ -280,10 +280,14 @@ void createTenant(const std::string& ns, const std::string& identity,
 }
 
 void createClusterPair(const std::string& ns, const std::string& name, const std::string& cluster,
-                       const json& spec) {
+                       const json& spec, const json& labels) {
+  json metadata = {{"name", name}, {"namespace", ns}};
+  if (!labels.empty()) {
+    metadata["labels"] = labels;
+  }
   apply({{"apiVersion", "infrastructure.cluster.x-k8s.io/v1alpha1"},
          {"kind", "TerraformCluster"},
-         {"metadata", {{"name", name}, {"namespace", ns}}},
+         {"metadata", metadata},
          {"spec", spec}});
   apply({{"apiVersion", "cluster.x-k8s.io/v1beta2"},
          {"kind", "Cluster"},
@@ -293,6 +297,15 @@ void createClusterPair(const std::string& ns, const std::string& name, const std
             {{"apiGroup", "infrastructure.cluster.x-k8s.io"},
              {"kind", "TerraformCluster"},
              {"name", name}}}}}});
+}
+
+void createBootstrapSecret(const std::string& ns, const std::string& name,
+                           const std::string& value) {
+  apply({{"apiVersion", "v1"},
+         {"kind", "Secret"},
+         {"metadata", {{"name", name}, {"namespace", ns}}},
+         {"data",
+          {{"value", absl::Base64Escape(value)}, {"format", absl::Base64Escape("cloud-config")}}}});
 }
 
 void rotateCredentials(const std::string& identity,

@@ -130,8 +130,14 @@ void createTenant(const std::string& ns, const std::string& identity,
                   const std::map<std::string, std::string>& data);
 // A TerraformCluster `name` in `ns` with `spec`, and the Cluster API Cluster
 // `cluster` whose infrastructureRef names it (fails the test when refused).
+// `labels` go on the TerraformCluster.
 void createClusterPair(const std::string& ns, const std::string& name, const std::string& cluster,
-                       const json& spec);
+                       const json& spec, const json& labels = json::object());
+
+// A bootstrap data Secret `name` in `ns` as a bootstrap provider writes it:
+// `value` (cloud-config) and `format` cloud-config.
+void createBootstrapSecret(const std::string& ns, const std::string& name,
+                           const std::string& value = "#cloud-config\n");
 
 // Replaces the data of the tenant's credentials Secret (a rotation).
 void rotateCredentials(const std::string& identity, const std::map<std::string, std::string>& data);

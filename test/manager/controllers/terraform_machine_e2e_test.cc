@@ -25,7 +25,6 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "absl/strings/escaping.h"
 #include "contract/roles.h"
 #include "test/manager/controllers/manager_e2e.h"
 #include "test/runner/e2e_support.h"
@@ -118,12 +117,7 @@ protected:
   static void TearDownTestSuite() { manager_.stopCleanly(); }
 
   static void createBootstrapSecret(const std::string& name) {
-    apply({{"apiVersion", "v1"},
-           {"kind", "Secret"},
-           {"metadata", {{"name", name}, {"namespace", kNamespace}}},
-           {"data",
-            {{"value", absl::Base64Escape(kBootstrapValue)},
-             {"format", absl::Base64Escape("cloud-config")}}}});
+    e2e::createBootstrapSecret(kNamespace, name, kBootstrapValue);
   }
 
   static json list(const std::string& resource, const std::string& selector = "") {

@@ -18,7 +18,6 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "absl/strings/escaping.h"
 #include "contract/roles.h"
 #include "test/manager/controllers/manager_e2e.h"
 #include "test/runner/e2e_support.h"
@@ -61,13 +60,9 @@ protected:
     e2e::createClusterPair(
         kNamespace, "tc1", kCluster,
         {{"source", {{"image", cluster_image_}}}, {"identityRef", {{"name", kIdentity}}}});
-    apply({{"apiVersion", "v1"},
-           {"kind", "Secret"},
-           {"metadata", {{"name", kBootstrapSecret}, {"namespace", kNamespace}}},
-           {"data",
-            {{"value", absl::Base64Escape(std::string("#cloud-config\nruncmd: [echo ") +
-                                          kBootstrapMarker + "]\n")},
-             {"format", absl::Base64Escape("cloud-config")}}}});
+    e2e::createBootstrapSecret(kNamespace, kBootstrapSecret,
+                               std::string("#cloud-config\nruncmd: [echo ") + kBootstrapMarker +
+                                   "]\n");
     ASSERT_TRUE(eventually([] {
       return getJson({"-n", kNamespace, "get", "clusters.v1beta2.cluster.x-k8s.io", kCluster})
           .value("status", json::object())
