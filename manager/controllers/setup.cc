@@ -388,6 +388,7 @@ absl::Status setupControllers(kube::Manager& manager, const ControllerSettings& 
     kube::ListOptions scope;
     scope.ns = settings.watch_namespace;
     scope.label_selector = str(api::kLabelVariables) + "=true";
+    scope.metadata_only = true;
     kube::InformerOptions informer_options;
     informer_options.transform = kube::stripPayload;
     auto& informer =

@@ -91,6 +91,9 @@ absl::StatusOr<SharedInformer*> InformerCache::informerFor(const GroupVersionKin
     informer_options.transform = kind.transform;
   }
   if (!kind.cache_data) {
+    // Listed and watched as metadata: the payload never crosses the wire
+    // into this process until a pass reads it (DataReadThrough).
+    scope.metadata_only = true;
     informer_options.transform = [then = informer_options.transform](Json& object) {
       then(object);
       stripPayload(object);

@@ -7,6 +7,13 @@
 namespace captf::kube {
 namespace {
 
+// Metadata-only reads (ListOptions::metadata_only): the API server answers
+// with PartialObjectMetadata(List), metadata and nothing else.
+constexpr const char* kAcceptMetadataList =
+    "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
+constexpr const char* kAcceptMetadata =
+    "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
+
 void addDryRun(Query& query, DryRun dry_run) {
   if (dry_run == DryRun::kAll) {
     query.emplace_back("dryRun", "All");
@@ -95,8 +102,12 @@ absl::StatusOr<ObjectList> ApiClient::list(const GroupVersionKind& gvk,
   if (!resource.ok()) {
     return resource.status();
   }
-  auto response = rest_.sendJson(restRequest("GET", collectionPath(*resource, options.ns),
-                                             listQuery(options, /*watch=*/false)));
+  RestRequest request =
+      restRequest("GET", collectionPath(*resource, options.ns), listQuery(options, false));
+  if (options.metadata_only) {
+    request.accept = kAcceptMetadataList;
+  }
+  auto response = rest_.sendJson(request);
   if (!response.ok()) {
     return response.status();
   }
@@ -248,11 +259,17 @@ ApiClient::watch(const GroupVersionKind& gvk, const ListOptions& options, std::s
   RestRequest request = restRequest("GET", collectionPath(*resource, options.ns),
                                     listQuery(watch_options, /*watch=*/true));
   request.timeout = std::chrono::seconds(server_timeout + 60);
+  std::optional<GroupVersionKind> as;
+  if (options.metadata_only) {
+    request.accept = kAcceptMetadata;
+    as = gvk;
+  }
   auto body = rest_.stream(request, std::move(stop));
   if (!body.ok()) {
     return body.status();
   }
-  return std::unique_ptr<EventStream>(std::make_unique<HttpEventStream>(*std::move(body)));
+  return std::unique_ptr<EventStream>(
+      std::make_unique<HttpEventStream>(*std::move(body), std::move(as)));
 }
 
 absl::StatusOr<ObjectList> listAll(Reader& reader, const GroupVersionKind& gvk,

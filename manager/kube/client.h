@@ -34,6 +34,10 @@ struct ListOptions {
   ResourceVersionMatch resource_version_match = ResourceVersionMatch::kDefault;
   bool allow_watch_bookmarks = false;     // watch only
   std::optional<int64_t> timeout_seconds; // watch only: server-side end
+  // Ask the API server for metadata only (PartialObjectMetadata): a list
+  // or watch of Secrets then carries no data, whatever tenants put in
+  // them. Objects still come back with the listed kind's apiVersion/kind.
+  bool metadata_only = false;
 };
 
 struct ObjectList {

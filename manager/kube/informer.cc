@@ -264,6 +264,7 @@ ListOptions ApiListerWatcher::merged(const ListOptions& options) const {
   out.ns = scope_.ns;
   out.label_selector = scope_.label_selector;
   out.field_selector = scope_.field_selector;
+  out.metadata_only = scope_.metadata_only;
   return out;
 }
 

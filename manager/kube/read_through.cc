@@ -1,6 +1,6 @@
 #include "manager/kube/read_through.h"
 
-#include <array>
+#include <iterator>
 #include <string_view>
 #include <utility>
 
@@ -11,13 +11,20 @@ namespace captf::kube {
 
 namespace {
 
-// Secret and ConfigMap payloads; nothing else in either kind is large.
-constexpr std::array<std::string_view, 3> kPayloadFields = {"data", "binaryData", "stringData"};
+// The payload is everything outside apiVersion, kind and metadata (a
+// Secret's type and data, a ConfigMap's data and binaryData): what a
+// metadata-only list or watch (ListOptions::metadata_only) leaves out.
+bool isPayloadField(std::string_view field) {
+  return field != "apiVersion" && field != "kind" && field != "metadata";
+}
 
 std::size_t payloadBytes(const Json& payload) {
   std::size_t bytes = 0;
   for (const auto& [field, values] : payload.items()) {
     bytes += field.size();
+    if (values.is_string()) {
+      bytes += values.get_ref<const std::string&>().size();
+    }
     if (!values.is_object()) {
       continue;
     }
@@ -30,9 +37,9 @@ std::size_t payloadBytes(const Json& payload) {
 
 Json payloadOf(const Json& object) {
   Json payload = Json::object();
-  for (std::string_view field : kPayloadFields) {
-    if (auto it = object.find(field); it != object.end()) {
-      payload[std::string(field)] = *it;
+  for (const auto& [field, value] : object.items()) {
+    if (isPayloadField(field)) {
+      payload[field] = value;
     }
   }
   return payload;
@@ -46,8 +53,8 @@ std::string memoKey(const GroupVersionKind& gvk, const Json& object) {
 
 void stripPayload(Json& object) {
   stripManagedFields(object);
-  for (std::string_view field : kPayloadFields) {
-    object.erase(std::string(field));
+  for (auto it = object.begin(); it != object.end();) {
+    it = isPayloadField(it.key()) ? object.erase(it) : std::next(it);
   }
 }
 

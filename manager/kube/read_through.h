@@ -24,8 +24,8 @@
 
 namespace captf::kube {
 
-// The payload fields the cache drops for a kind cached without its data,
-// and the transform that drops them (with metadata.managedFields).
+// Drops what a kind cached without its data does not keep: everything
+// outside apiVersion, kind and metadata, and metadata.managedFields.
 void stripPayload(Json& object);
 
 class DataReadThrough final : public Reader {

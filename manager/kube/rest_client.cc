@@ -154,7 +154,7 @@ absl::StatusOr<HttpRequest> RestClient::prepare(const RestRequest& request,
                     urlEscape(value));
     separator = '&';
   }
-  http.headers.emplace_back("Accept", "application/json");
+  http.headers.emplace_back("Accept", request.accept);
   http.headers.emplace_back("User-Agent", config_.user_agent);
   if (!credentials.bearer_token.empty()) {
     http.headers.emplace_back("Authorization", absl::StrCat("Bearer ", credentials.bearer_token));

@@ -32,6 +32,7 @@ struct RestRequest {
   Query query;
   std::string body;
   std::string content_type = "application/json";
+  std::string accept = "application/json";
   // Overrides RestConfig::timeout when set (> 0).
   Duration timeout = Duration::zero();
 };

@@ -128,6 +128,10 @@ absl::StatusOr<std::optional<WatchEvent>> HttpEventStream::next() {
       if (!event.ok()) {
         return event.status();
       }
+      if (as_ && event->type != WatchEventType::kError && event->object.is_object()) {
+        event->object["apiVersion"] = as_->apiVersion();
+        event->object["kind"] = as_->kind;
+      }
       return std::optional<WatchEvent>(*std::move(event));
     }
     if (ended_) {

@@ -65,11 +65,16 @@ public:
 // An EventStream over an HTTP body.
 class HttpEventStream final : public EventStream {
 public:
-  explicit HttpEventStream(std::unique_ptr<BodyStream> body) : body_(std::move(body)) {}
+  // `as`: a metadata-only watch's objects (PartialObjectMetadata) are
+  // handed out as this kind, as a list's items are.
+  explicit HttpEventStream(std::unique_ptr<BodyStream> body,
+                           std::optional<GroupVersionKind> as = std::nullopt)
+      : body_(std::move(body)), as_(std::move(as)) {}
   absl::StatusOr<std::optional<WatchEvent>> next() override;
 
 private:
   std::unique_ptr<BodyStream> body_;
+  std::optional<GroupVersionKind> as_;
   JsonStreamDecoder decoder_;
   bool ended_ = false;
 };

@@ -1206,5 +1206,50 @@ TEST_F(FaultTest, AForeignLockHoldsUntilReleased) {
   }
 }
 
+// A lock left by a pod of one of the object's own Jobs that has finished
+// (a runtime stopped before it let go): stale, so the next Job forces it
+// open with the lock ID read, once, with a Warning Event and the counter
+// (docs/behaviour/state.md#locks), and applies.
+TEST_F(FaultTest, AStaleLockOfAFinishedRunnerIsForcedOpen) {
+  for (int rep = 0; rep < reps(); ++rep) {
+    Obj o = newObj("sl", rep);
+    CaseWatch watch(manager_, o.name);
+    createReady(o);
+    const auto jobs = e2e::runJobs(kNamespace, o.name, "apply");
+    ASSERT_FALSE(jobs.empty());
+    const json pods = getJson({"-n", kNamespace, "get", "pods", "-l", "job-name=" + jobs.back()});
+    ASSERT_TRUE(pods.is_object() && !pods.value("items", json::array()).empty()) << pods.dump(2);
+    const std::string pod = pods["items"][0]["metadata"].value("name", "");
+    const std::string lease = "lock-tfstate-default-" + watch.suffix();
+    const std::string id = "5c2d7e10-0000-4000-8000-00000000000" + std::to_string(rep % 10);
+    const json info = {{"ID", id},
+                       {"Operation", "OperationTypeApply"},
+                       {"Who", "runner@" + pod},
+                       {"Version", "1.10.0"},
+                       {"Created", "2026-01-01T00:00:00Z"}};
+    const auto forced = [] {
+      return e2e::metricValue(manager_.metrics(), "captf_lock_force_unlocks_total",
+                              {{"kind", "TerraformCluster"}})
+          .value_or(0);
+    };
+    const double forced_before = forced();
+    e2e::mergePatch(kNamespace, "lease", lease,
+                    {{"metadata", {{"annotations", {{"app.terraform.io/lock-info", info.dump()}}}}},
+                     {"spec", {{"holderIdentity", id}}}}); // the backend's: the lock ID
+    bump(o);
+    ASSERT_TRUE(eventually([&] {
+      return !e2e::eventsFor(kNamespace, o.name, "ForceUnlocked").empty();
+    })) << tc(o.name).dump(2)
+        << manager_.processLog();
+    const std::vector<json> events = e2e::eventsFor(kNamespace, o.name, "ForceUnlocked");
+    EXPECT_EQ(events.front().value("type", ""), "Warning");
+    EXPECT_TRUE(absl::StrContains(events.front().value("note", ""), pod)) << events.front().dump(2);
+    checkInvariants(watch, o);
+    EXPECT_EQ(forced() - forced_before, 1.0);
+    EXPECT_EQ(lockHolder(watch.suffix()), "");
+    EXPECT_NE(e2e::conditionOf(tc(o.name), "StateReadable", "reason"), "StateLocked");
+  }
+}
+
 } // namespace
 } // namespace captf::controllers

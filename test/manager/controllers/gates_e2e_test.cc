@@ -20,7 +20,8 @@
 //   a Secret and a ConfigMap of names CAPTF uses, made by someone else,
 //   never overwritten (InputsSecretConflict, RunHistoryNotRecorded);
 //   two managers with --watch-filter=a and =b, each reconciling only its
-//   own objects.
+//   own objects;
+//   a manager with --namespace and --cluster-operation-gate=false.
 #include <chrono>
 #include <string>
 #include <thread>
@@ -536,6 +537,153 @@ TEST_F(WatchFilterE2eTest, AMachineIsWokenByItsVariablesSource) {
   EXPECT_TRUE(eventually([] { return !e2e::runJobs(kFilterNamespace, "tm-vars", "apply").empty(); },
                          std::chrono::seconds(60)))
       << machine().dump(2) << a_.processLog();
+}
+
+// One manager started with --namespace=scoped-e2e and
+// --cluster-operation-gate=false (after the suites above stopped theirs):
+// it reconciles its namespace only (identities stay cluster-wide), and a
+// cluster's apply no longer waits for its machines' (docs/behaviour/
+// lifecycle.md, "The cluster operation gate"; docs/reference/flags.md).
+class ScopedManagerE2eTest : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    e2e::installManager(manager_);
+    ASSERT_FALSE(HasFatalFailure());
+    manager_.log_name = "manager-scoped.log";
+    auto& images = runner::e2e::Images::get();
+    manager_.runner_image = images.runner();
+    cluster_image_ = images.module("scoped-cluster",
+                                   runner::e2e::noopModule(contract::Role::kCluster) +
+                                       "variable \"size\" {\n"
+                                       "  type    = string\n"
+                                       "  default = \"small\"\n"
+                                       "}\n"
+                                       "resource \"terraform_data\" \"sized\" {\n"
+                                       "  input = var.size\n"
+                                       "}\n",
+                                   env().tofu);
+    // A machine whose apply takes a minute (the test child sleeps: no shell).
+    slow_image_ = images.module("scoped-machine-slow",
+                                runner::e2e::noopModule(contract::Role::kMachine) +
+                                    "resource \"terraform_data\" \"slow\" {\n"
+                                    "  input = var.machine_name\n"
+                                    "  provisioner \"local-exec\" {\n"
+                                    "    command     = \"sleep:60\"\n"
+                                    "    interpreter = [\"/captf/module/child\"]\n"
+                                    "  }\n"
+                                    "}\n",
+                                env().tofu);
+    for (const char* ns : {kScoped, kOutside}) {
+      e2e::createTenant(ns, ns, {{"NOOP_API_TOKEN", runner::e2e::kCredentialValue}});
+    }
+    e2e::createBootstrapSecret(kScoped, "scoped-bootstrap");
+    manager_.start({std::string("--namespace=") + kScoped, "--cluster-operation-gate=false"});
+    ASSERT_FALSE(HasFatalFailure());
+  }
+  static void TearDownTestSuite() { manager_.stopCleanly(); }
+
+  static void createCluster(const std::string& ns, const std::string& name) {
+    e2e::createClusterPair(
+        ns, name, "c-" + name,
+        {{"source", {{"image", cluster_image_}}}, {"identityRef", {{"name", ns}}}});
+  }
+  static json tc(const std::string& ns, const std::string& name) {
+    return getJson({"-n", ns, "get", "terraformcluster", name});
+  }
+  static size_t active(const std::vector<std::string>& jobs) {
+    size_t n = 0;
+    for (const std::string& job : jobs) {
+      const json st = getJson({"-n", kScoped, "get", "job", job}).value("status", json::object());
+      n += st.value("succeeded", 0) == 0 && st.value("failed", 0) == 0 ? 1U : 0U;
+    }
+    return n;
+  }
+
+  static constexpr char kScoped[] = "scoped-e2e";
+  static constexpr char kOutside[] = "scoped-outside";
+  static e2e::ManagerRig manager_;
+  static std::string cluster_image_;
+  static std::string slow_image_;
+};
+
+e2e::ManagerRig ScopedManagerE2eTest::manager_;
+std::string ScopedManagerE2eTest::cluster_image_;
+std::string ScopedManagerE2eTest::slow_image_;
+
+TEST_F(ScopedManagerE2eTest, OnlyItsNamespaceIsReconciled) {
+  createCluster(kOutside, "tc-out");
+  createCluster(kScoped, "tc-in");
+  ASSERT_TRUE(eventually([] { return readyTrue(tc(kScoped, "tc-in")); }, std::chrono::seconds(300)))
+      << tc(kScoped, "tc-in").dump(2) << manager_.processLog();
+  // The object outside: no finalizer, no status, no Job, no series.
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  const json out = tc(kOutside, "tc-out");
+  EXPECT_FALSE(out["metadata"].contains("finalizers")) << out.dump(2);
+  EXPECT_FALSE(out.contains("status")) << out.dump(2);
+  EXPECT_TRUE(e2e::runJobs(kOutside, "tc-out", "apply").empty());
+  EXPECT_FALSE(e2e::metricValue(manager_.metrics(), "captf_ready",
+                                {{"namespace", kOutside}, {"name", "tc-out"}})
+                   .has_value());
+  EXPECT_TRUE(e2e::metricValue(manager_.metrics(), "captf_ready",
+                               {{"namespace", kScoped}, {"name", "tc-in"}})
+                  .has_value());
+}
+
+// With the gate off, a cluster's re-apply starts while a machine's apply
+// runs, and no cluster write Lease is taken.
+TEST_F(ScopedManagerE2eTest, WithoutTheGateAClusterAppliesBesideItsMachines) {
+  ASSERT_TRUE(eventually(
+      [] {
+        return getJson({"-n", kScoped, "get", "clusters.v1beta2.cluster.x-k8s.io", "c-tc-in"})
+            .value("status", json::object())
+            .value("initialization", json::object())
+            .value("infrastructureProvisioned", false);
+      },
+      std::chrono::seconds(300)))
+      << manager_.processLog();
+  apply({{"apiVersion", std::string(kGroup) + "/v1alpha1"},
+         {"kind", "TerraformMachine"},
+         {"metadata",
+          {{"name", "tm-slow"},
+           {"namespace", kScoped},
+           {"labels", {{"cluster.x-k8s.io/cluster-name", "c-tc-in"}}}}},
+         {"spec", {{"source", {{"image", slow_image_}}}}}});
+  apply({{"apiVersion", "cluster.x-k8s.io/v1beta2"},
+         {"kind", "Machine"},
+         {"metadata", {{"name", "m-slow"}, {"namespace", kScoped}}},
+         {"spec",
+          {{"clusterName", "c-tc-in"},
+           {"version", "v1.34.0"},
+           {"bootstrap", {{"dataSecretName", "scoped-bootstrap"}}},
+           {"infrastructureRef",
+            {{"apiGroup", kGroup}, {"kind", "TerraformMachine"}, {"name", "tm-slow"}}}}}});
+  ASSERT_TRUE(eventually([] { return active(e2e::runJobs(kScoped, "tm-slow", "apply")) == 1; },
+                         std::chrono::seconds(120)))
+      << getJson({"-n", kScoped, "get", "terraformmachine", "tm-slow"}).dump(2)
+      << manager_.processLog();
+  const size_t cluster_applies = e2e::runJobs(kScoped, "tc-in", "apply").size();
+  e2e::mergePatch(kScoped, "terraformcluster", "tc-in",
+                  {{"spec", {{"variables", {{"size", "large"}}}}}});
+  // The cluster's Job exists while the machine's still runs (a minute).
+  bool beside = false;
+  ASSERT_TRUE(eventually([&] {
+    if (e2e::runJobs(kScoped, "tc-in", "apply").size() <= cluster_applies) {
+      return false;
+    }
+    beside = active(e2e::runJobs(kScoped, "tm-slow", "apply")) == 1;
+    return true;
+  })) << tc(kScoped, "tc-in").dump(2)
+      << manager_.processLog();
+  EXPECT_TRUE(beside) << "the machine's apply ended before the cluster's Job was made";
+  EXPECT_TRUE(e2e::items(kScoped, "leases", "captf.io/lease=cluster").empty());
+  EXPECT_TRUE(e2e::eventsFor(kScoped, "tc-in", "WaitingForMachineOperations").empty());
+  EXPECT_TRUE(eventually(
+      [] {
+        return readyTrue(tc(kScoped, "tc-in")) &&
+               readyTrue(getJson({"-n", kScoped, "get", "terraformmachine", "tm-slow"}));
+      },
+      std::chrono::seconds(240)))
+      << tc(kScoped, "tc-in").dump(2) << manager_.processLog();
 }
 
 } // namespace

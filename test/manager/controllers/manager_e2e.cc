@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
@@ -180,6 +181,13 @@ std::string ManagerRig::processLog() const {
 }
 
 void ManagerRig::stopCleanly() {
+  // A SIGTERM before main has blocked the signals ends the process by the
+  // default action (143): wait, bounded, for the manager's start line.
+  for (int i = 0;
+       i < 300 && process.running() && processLog().find("starting manager") == std::string::npos;
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
   const int code = process.stop(SIGTERM);
   const std::string text = processLog();
   EXPECT_EQ(code, 0) << text;
@@ -196,9 +204,13 @@ void ManagerRig::start(const std::vector<std::string>& extra) {
   std::vector<std::string> args = {
       "--kubeconfig=" + kubeconfig,
       "--runner-image=" + runner_image,
+      // Shorter than the defaults (15 s, 10 s, 2 s) so that a killed
+      // manager's successor takes over soon, with a renew deadline that a
+      // loaded CI machine's stalls do not reach (at 3 s, a manager lost its
+      // lease and stopped mid-test under three parallel rigs).
       "--leader-elect",
-      "--leader-elect-lease-duration=4s",
-      "--leader-elect-renew-deadline=3s",
+      "--leader-elect-lease-duration=10s",
+      "--leader-elect-renew-deadline=8s",
       "--leader-elect-retry-period=1s",
       "--webhook-port=" + std::to_string(webhook_port),
       "--webhook-cert-dir=" + dir + "/certs",

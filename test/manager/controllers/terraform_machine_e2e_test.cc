@@ -439,6 +439,78 @@ TEST_F(TerraformMachineE2eTest, AnUnhealthyMachineIsReplacedThroughAMachineHealt
       << machines("sick").dump(2);
 }
 
+// docs/behaviour/drift-and-health.md "Machine remediation": a machine that
+// reads unhealthy is marked for remediation; when it reads healthy again
+// before anything replaced it (no MachineHealthCheck here), both
+// annotations go, with a Normal Event, counted, and the Machine stays.
+TEST_F(TerraformMachineE2eTest, ARemediationRequestIsWithdrawnWhenTheMachineRecovers) {
+  // Unhealthy from 30 s to 150 s after its apply, healthy before and after:
+  // the samples a minute apart see both.
+  const std::string image = runner::e2e::Images::get().module(
+      "tm-e2e-relapse",
+      runner::e2e::noopModule(contract::Role::kMachine, "1",
+                              "resource \"terraform_data\" \"born\" {\n"
+                              "  input = plantimestamp()\n"
+                              "  lifecycle {\n"
+                              "    ignore_changes = [input]\n"
+                              "  }\n"
+                              "}\n"
+                              "output \"health\" {\n"
+                              "  value = {\n"
+                              "    state   = \"running\"\n"
+                              "    healthy = (timecmp(plantimestamp(), "
+                              "timeadd(terraform_data.born.output, \"30s\")) < 0 || "
+                              "timecmp(plantimestamp(), "
+                              "timeadd(terraform_data.born.output, \"150s\")) >= 0)\n"
+                              "    message = null\n"
+                              "    reasons = []\n"
+                              "  }\n"
+                              "}\n"),
+      env().tofu);
+  apply({{"apiVersion", "infrastructure.cluster.x-k8s.io/v1alpha1"},
+         {"kind", "TerraformMachineTemplate"},
+         {"metadata", {{"name", "relapse"}, {"namespace", kNamespace}}},
+         {"spec",
+          {{"template",
+            {{"spec",
+              {{"source", {{"image", image}}},
+               {"remediation",
+                {{"annotateMachine", true},
+                 {"unhealthyThreshold", 1},
+                 {"healthCheckIntervalSeconds", 60}}}}}}}}}});
+  createDeployment("relapse", 1, "relapse");
+  ASSERT_TRUE(eventually([] { return provisioned("relapse", 1); }, std::chrono::seconds(360)))
+      << machines("relapse").dump(2) << manager_.logText();
+  const std::string machine = machines("relapse")[0]["metadata"]["name"];
+  const std::string infra = *infraNames("relapse").begin();
+  const auto annotations = [&] {
+    return getJson({"-n", kNamespace, "get", "machines.v1beta2.cluster.x-k8s.io", machine})
+        .value("metadata", json::object())
+        .value("annotations", json::object());
+  };
+  const e2e::MetricsSince since(manager_);
+  ASSERT_TRUE(eventually([&] { return annotations().contains("captf.io/remediation-requested"); },
+                         std::chrono::seconds(300)))
+      << annotations().dump(2) << manager_.logText();
+  EXPECT_TRUE(annotations().contains("cluster.x-k8s.io/remediate-machine"));
+  EXPECT_FALSE(e2e::eventsFor(kNamespace, infra, "RemediationRequested").empty());
+  ASSERT_TRUE(eventually([&] { return !annotations().contains("captf.io/remediation-requested"); },
+                         std::chrono::seconds(300)))
+      << annotations().dump(2) << manager_.logText();
+  EXPECT_FALSE(annotations().contains("cluster.x-k8s.io/remediate-machine"));
+  const std::vector<json> withdrawn = e2e::eventsFor(kNamespace, infra, "RemediationWithdrawn");
+  ASSERT_EQ(withdrawn.size(), 1U);
+  EXPECT_EQ(withdrawn.front().value("type", ""), "Normal");
+  EXPECT_TRUE(since.grows("captf_remediation_requests_total", {{"action", "withdrawn"}}))
+      << manager_.metrics();
+  // The same Machine, still provisioned.
+  EXPECT_EQ(machines("relapse")[0]["metadata"].value("name", ""), machine);
+  EXPECT_TRUE(provisioned("relapse", 1));
+  scale("relapse", 0);
+  ASSERT_TRUE(eventually([] { return machines("relapse").empty(); }, std::chrono::seconds(360)))
+      << machines("relapse").dump(2);
+}
+
 // docs/behaviour/drift-and-health.md "Unhealthy samples": a machine whose health
 // reads `pending` is refreshed again soon (30 s, then 1 m, ...), with drift
 // off too, and provisions once the reading turns `running`. (Before,

@@ -217,6 +217,39 @@ TEST_F(TerraformMachinePoolE2eTest, AutoscalerBoundsGiveTheModuleTheCountAndItIs
   EXPECT_EQ(jobsOf("auto", "apply"), 1U);
 }
 
+// docs/behaviour/pools.md "Autoscaling": bounds with min > max are invalid:
+// AutoscalingActive False/AutoscalingAnnotationsInvalid with one Warning
+// Event (not one per pass), and the pool applies spec.replicas without
+// autoscaling; once the bounds are fixed the module owns the count.
+TEST_F(TerraformMachinePoolE2eTest, InvalidAutoscalerBoundsApplyWithoutAutoscaling) {
+  createPool("badauto", 2,
+             {{"cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size", "5"},
+              {"cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size", "3"}});
+  ASSERT_TRUE(eventually([] { return converged("badauto", 2); }, std::chrono::seconds(300)))
+      << pool("badauto").dump(2) << manager_.logText();
+  json p = pool("badauto");
+  EXPECT_EQ(conditionOf(p, "AutoscalingActive", "status"), "False") << p.dump(2);
+  EXPECT_EQ(conditionOf(p, "AutoscalingActive", "reason"), "AutoscalingAnnotationsInvalid");
+  EXPECT_THAT(conditionOf(p, "AutoscalingActive", "message"), HasSubstr("5"));
+  // Passes go on (the pool converged); the Warning was sent once.
+  const std::vector<json> warned =
+      e2e::eventsFor(kNamespace, "badauto", "AutoscalingAnnotationsInvalid");
+  ASSERT_EQ(warned.size(), 1U);
+  EXPECT_EQ(warned.front().value("type", ""), "Warning");
+  EXPECT_FALSE(warned.front().contains("series")) << warned.front().dump(2);
+  EXPECT_FALSE(machinePool("badauto")["metadata"]
+                   .value("annotations", json::object())
+                   .contains("cluster.x-k8s.io/replicas-managed-by"));
+  // Fixed: the module owns the count, bounded to [1, 3].
+  ASSERT_EQ(kubectl({"-n", kNamespace, "annotate", "--overwrite", kPools, "badauto",
+                     "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size=1"})
+                .exit_code,
+            0);
+  EXPECT_TRUE(eventually([] {
+    return conditionOf(pool("badauto"), "AutoscalingActive", "reason") == "ReplicasManagedByModule";
+  })) << pool("badauto").dump(2);
+}
+
 TEST_F(TerraformMachinePoolE2eTest, ZDeletingAPoolDestroysItAndLeavesNoState) {
   createPool("gone", 1);
   ASSERT_TRUE(eventually([] { return converged("gone", 1); }, std::chrono::seconds(300)))

@@ -715,12 +715,44 @@ TEST_F(KubeIntegrationTest, SecretsCachedWithoutDataAreReadThroughABoundedMemo) 
   auto cached = cache.get(secret_kind, {ns_, "big-0"});
   ASSERT_TRUE(cached.ok()) << cached.status();
   EXPECT_FALSE(cached->contains("data"));
+  EXPECT_EQ(cached->value("kind", ""), "Secret");
+
+  // The informer lists and watches metadata only: the data never reaches
+  // this process, not even in the list the cache syncs from (a page of
+  // tenants' Secrets would be hundreds of MiB).
+  ListOptions metadata_only;
+  metadata_only.ns = ns_;
+  metadata_only.metadata_only = true;
+  auto partial = client_->list(secret_kind, metadata_only);
+  ASSERT_TRUE(partial.ok()) << partial.status();
+  ASSERT_EQ(partial->items.size(), static_cast<std::size_t>(kSecrets));
+  for (const Json& item : partial->items) {
+    EXPECT_FALSE(item.contains("data")) << meta::name(item);
+    EXPECT_FALSE(item.contains("type")) << meta::name(item);
+    EXPECT_EQ(item.value("apiVersion", ""), "v1");
+    EXPECT_EQ(item.value("kind", ""), "Secret");
+    EXPECT_FALSE(meta::resourceVersion(item).empty());
+  }
+  std::stop_source stop_watch;
+  metadata_only.resource_version = partial->resource_version;
+  metadata_only.timeout_seconds = 30;
+  auto events = client_->watch(secret_kind, metadata_only, stop_watch.get_token());
+  ASSERT_TRUE(events.ok()) << events.status();
+  ASSERT_TRUE(client_->create(secret(kSecrets, 'C')).ok());
+  auto event = (*events)->next();
+  ASSERT_TRUE(event.ok() && event->has_value()) << event.status();
+  EXPECT_EQ((*event)->type, WatchEventType::kAdded);
+  EXPECT_EQ(meta::name((*event)->object), absl::StrCat("big-", kSecrets));
+  EXPECT_EQ((*event)->object.value("kind", ""), "Secret");
+  EXPECT_FALSE((*event)->object.contains("data"));
+  stop_watch.request_stop();
 
   // A read returns the data; the second read of the same version is a memo
   // hit, not a GET.
   auto first = reader.get(secret_kind, {ns_, "big-0"});
   ASSERT_TRUE(first.ok()) << first.status();
   EXPECT_EQ((*first)["data"]["blob"], std::string(kPayload, 'A'));
+  EXPECT_EQ(first->value("type", ""), "Opaque");
   const auto fetched = reader.fetched();
   auto again = reader.get(secret_kind, {ns_, "big-0"});
   ASSERT_TRUE(again.ok());
@@ -730,9 +762,13 @@ TEST_F(KubeIntegrationTest, SecretsCachedWithoutDataAreReadThroughABoundedMemo) 
   // A list returns every Secret with its data; the memo stays in its bound.
   ListOptions all;
   all.ns = ns_;
+  ASSERT_TRUE(eventually([&] {
+    auto seen = cache.list(secret_kind, all);
+    return seen.ok() && seen->items.size() == kSecrets + 1U;
+  }));
   auto listed = reader.list(secret_kind, all);
   ASSERT_TRUE(listed.ok()) << listed.status();
-  ASSERT_EQ(listed->items.size(), static_cast<std::size_t>(kSecrets));
+  ASSERT_EQ(listed->items.size(), static_cast<std::size_t>(kSecrets + 1));
   for (const Json& item : listed->items) {
     EXPECT_EQ(item["data"]["blob"].get_ref<const std::string&>().size(), kPayload)
         << meta::name(item);
