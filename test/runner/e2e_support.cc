@@ -129,16 +129,47 @@ std::string noopModule(contract::Role role, std::string_view revision,
   return out + std::string(health_output.empty() ? kHealthy : health_output);
 }
 
-// A machine module whose apply takes five minutes: a local-exec of the
-// test child (no shell in the image) that sleeps.
-std::string slowMachineModule() {
-  return noopModule(contract::Role::kMachine) + "resource \"terraform_data\" \"slow\" {\n"
-                                                "  input = var.machine_name\n"
-                                                "  provisioner \"local-exec\" {\n"
-                                                "    command     = \"sleep:300\"\n"
-                                                "    interpreter = [\"/captf/module/child\"]\n"
-                                                "  }\n"
-                                                "}\n";
+// A local-exec of the test child (no shell in the image) that sleeps.
+std::string slowMachineModule(int seconds) {
+  return noopModule(contract::Role::kMachine) +
+         "resource \"terraform_data\" \"slow\" {\n"
+         "  input = var.machine_name\n"
+         "  provisioner \"local-exec\" {\n"
+         "    command     = \"sleep:" +
+         std::to_string(seconds) +
+         "\"\n"
+         "    interpreter = [\"/captf/module/child\"]\n"
+         "  }\n"
+         "}\n";
+}
+
+std::string timedHealthModule(std::string_view state, std::string_view healthy) {
+  return noopModule(contract::Role::kMachine, "1",
+                    std::string("resource \"terraform_data\" \"born\" {\n"
+                                "  input = plantimestamp()\n"
+                                "  lifecycle {\n"
+                                "    ignore_changes = [input]\n"
+                                "  }\n"
+                                "}\n"
+                                "output \"health\" {\n"
+                                "  value = {\n"
+                                "    state   = ") +
+                        std::string(state) + "\n    healthy = " + std::string(healthy) +
+                        "\n"
+                        "    message = null\n"
+                        "    reasons = []\n"
+                        "  }\n"
+                        "}\n");
+}
+
+std::string sizedModule(contract::Role role, std::string_view revision) {
+  return noopModule(role, revision) + "variable \"size\" {\n"
+                                      "  type    = string\n"
+                                      "  default = \"small\"\n"
+                                      "}\n"
+                                      "resource \"terraform_data\" \"sized\" {\n"
+                                      "  input = var.size\n"
+                                      "}\n";
 }
 
 // A machine module with a user variable big enough that Terraform splits

@@ -47,9 +47,16 @@ std::string kubectlOut(const std::vector<std::string>& args);
 // `health_output` replaces the always-healthy `health` output when set.
 std::string noopModule(contract::Role role, std::string_view revision = "1",
                        std::string_view health_output = {});
-// A machine module whose apply runs a five-minute local-exec (the test
+// A machine module whose apply runs a local-exec of `seconds` (the test
 // child, since the image has no shell).
-std::string slowMachineModule();
+std::string slowMachineModule(int seconds = 300);
+// A machine module whose health output has `state` and `healthy` as given:
+// HCL expressions that may compare plantimestamp() with
+// terraform_data.born.output, the time of its first apply's plan.
+std::string timedHealthModule(std::string_view state, std::string_view healthy);
+// noopModule plus a string variable `size` (default "small") held by a
+// resource: setting it changes the inputs, so the object applies again.
+std::string sizedModule(contract::Role role, std::string_view revision = "1");
 // A machine module with a string variable `blob` stored in state six
 // times (three instances, input and output).
 std::string bigMachineModule();

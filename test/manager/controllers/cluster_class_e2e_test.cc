@@ -78,17 +78,6 @@ std::string stringAt(const json& j, const std::string& pointer) {
   return j.is_object() && j.contains(at) && j.at(at).is_string() ? j.at(at).get<std::string>() : "";
 }
 
-// A noop module of `role` with one variable of its own, `size`, in state.
-std::string sizedModule(contract::Role role) {
-  return runner::e2e::noopModule(role) + "variable \"size\" {\n"
-                                         "  type    = string\n"
-                                         "  default = \"small\"\n"
-                                         "}\n"
-                                         "resource \"terraform_data\" \"sized\" {\n"
-                                         "  input = var.size\n"
-                                         "}\n";
-}
-
 // What kubeadm's control plane and bootstrap controllers would write, for
 // a rig that runs neither (docs/decisions/cluster-class.md): every
 // KubeadmControlPlane of `ns` whose Cluster's infrastructure is provisioned
@@ -196,12 +185,12 @@ protected:
     ASSERT_FALSE(HasFatalFailure());
     auto& images = runner::e2e::Images::get();
     manager_.runner_image = images.runner();
-    const std::string cluster_image =
-        images.module("cc-e2e-cluster", sizedModule(contract::Role::kCluster), env().tofu);
-    const std::string machine_image =
-        images.module("cc-e2e-machine", sizedModule(contract::Role::kMachine), env().tofu);
-    const std::string pool_image =
-        images.module("cc-e2e-pool", sizedModule(contract::Role::kMachinePool), env().tofu);
+    const std::string cluster_image = images.module(
+        "cc-e2e-cluster", runner::e2e::sizedModule(contract::Role::kCluster), env().tofu);
+    const std::string machine_image = images.module(
+        "cc-e2e-machine", runner::e2e::sizedModule(contract::Role::kMachine), env().tofu);
+    const std::string pool_image = images.module(
+        "cc-e2e-pool", runner::e2e::sizedModule(contract::Role::kMachinePool), env().tofu);
     e2e::createTenant(kNamespace, kIdentity, {{"NOOP_API_TOKEN", runner::e2e::kCredentialValue}});
     // The rig's registry is plain HTTP: the template controller may read it.
     manager_.start({"--insecure-registry=" + env().registry});

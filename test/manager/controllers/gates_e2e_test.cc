@@ -553,26 +553,10 @@ protected:
     auto& images = runner::e2e::Images::get();
     manager_.runner_image = images.runner();
     cluster_image_ = images.module("scoped-cluster",
-                                   runner::e2e::noopModule(contract::Role::kCluster) +
-                                       "variable \"size\" {\n"
-                                       "  type    = string\n"
-                                       "  default = \"small\"\n"
-                                       "}\n"
-                                       "resource \"terraform_data\" \"sized\" {\n"
-                                       "  input = var.size\n"
-                                       "}\n",
-                                   env().tofu);
+                                   runner::e2e::sizedModule(contract::Role::kCluster), env().tofu);
     // A machine whose apply takes a minute (the test child sleeps: no shell).
-    slow_image_ = images.module("scoped-machine-slow",
-                                runner::e2e::noopModule(contract::Role::kMachine) +
-                                    "resource \"terraform_data\" \"slow\" {\n"
-                                    "  input = var.machine_name\n"
-                                    "  provisioner \"local-exec\" {\n"
-                                    "    command     = \"sleep:60\"\n"
-                                    "    interpreter = [\"/captf/module/child\"]\n"
-                                    "  }\n"
-                                    "}\n",
-                                env().tofu);
+    slow_image_ =
+        images.module("scoped-machine-slow", runner::e2e::slowMachineModule(60), env().tofu);
     for (const char* ns : {kScoped, kOutside}) {
       e2e::createTenant(ns, ns, {{"NOOP_API_TOKEN", runner::e2e::kCredentialValue}});
     }

@@ -71,14 +71,7 @@ protected:
   static void TearDownTestSuite() { manager_.stopCleanly(); }
 
   static std::string moduleImage(const std::string& revision) {
-    const std::string main_tf = runner::e2e::noopModule(contract::Role::kCluster, revision) +
-                                "variable \"size\" {\n"
-                                "  type    = string\n"
-                                "  default = \"small\"\n"
-                                "}\n"
-                                "resource \"terraform_data\" \"sized\" {\n"
-                                "  input = var.size\n"
-                                "}\n";
+    const std::string main_tf = runner::e2e::sizedModule(contract::Role::kCluster, revision);
     return runner::e2e::Images::get().module("tc-e2e-" + revision, main_tf, env().tofu);
   }
 

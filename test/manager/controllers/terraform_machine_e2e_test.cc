@@ -64,25 +64,12 @@ protected:
     machine_image_ = images.module("tm-e2e-machine",
                                    runner::e2e::noopModule(contract::Role::kMachine), env().tofu);
     // Healthy for its first 30 seconds, then unhealthy for good.
-    flaky_image_ =
-        images.module("tm-e2e-flaky",
-                      runner::e2e::noopModule(contract::Role::kMachine, "1",
-                                              "resource \"terraform_data\" \"born\" {\n"
-                                              "  input = plantimestamp()\n"
-                                              "  lifecycle {\n"
-                                              "    ignore_changes = [input]\n"
-                                              "  }\n"
-                                              "}\n"
-                                              "output \"health\" {\n"
-                                              "  value = {\n"
-                                              "    state   = \"running\"\n"
-                                              "    healthy = timecmp(plantimestamp(), "
-                                              "timeadd(terraform_data.born.output, \"30s\")) < 0\n"
-                                              "    message = null\n"
-                                              "    reasons = []\n"
-                                              "  }\n"
-                                              "}\n"),
-                      env().tofu);
+    flaky_image_ = images.module(
+        "tm-e2e-flaky",
+        runner::e2e::timedHealthModule(
+            "\"running\"",
+            "timecmp(plantimestamp(), timeadd(terraform_data.born.output, \"30s\")) < 0"),
+        env().tofu);
     e2e::createTenant(kNamespace, kIdentity, {{"NOOP_API_TOKEN", runner::e2e::kCredentialValue}});
     // The rig's registry is plain HTTP: the template controller may read it.
     manager_.start({"--insecure-registry=" + env().registry});
@@ -448,24 +435,10 @@ TEST_F(TerraformMachineE2eTest, ARemediationRequestIsWithdrawnWhenTheMachineReco
   // the samples a minute apart see both.
   const std::string image = runner::e2e::Images::get().module(
       "tm-e2e-relapse",
-      runner::e2e::noopModule(contract::Role::kMachine, "1",
-                              "resource \"terraform_data\" \"born\" {\n"
-                              "  input = plantimestamp()\n"
-                              "  lifecycle {\n"
-                              "    ignore_changes = [input]\n"
-                              "  }\n"
-                              "}\n"
-                              "output \"health\" {\n"
-                              "  value = {\n"
-                              "    state   = \"running\"\n"
-                              "    healthy = (timecmp(plantimestamp(), "
-                              "timeadd(terraform_data.born.output, \"30s\")) < 0 || "
-                              "timecmp(plantimestamp(), "
-                              "timeadd(terraform_data.born.output, \"150s\")) >= 0)\n"
-                              "    message = null\n"
-                              "    reasons = []\n"
-                              "  }\n"
-                              "}\n"),
+      runner::e2e::timedHealthModule(
+          "\"running\"",
+          "(timecmp(plantimestamp(), timeadd(terraform_data.born.output, \"30s\")) < 0 || "
+          "timecmp(plantimestamp(), timeadd(terraform_data.born.output, \"150s\")) >= 0)"),
       env().tofu);
   apply({{"apiVersion", "infrastructure.cluster.x-k8s.io/v1alpha1"},
          {"kind", "TerraformMachineTemplate"},
@@ -521,23 +494,9 @@ TEST_F(TerraformMachineE2eTest, APendingMachineIsRefreshedSoonAndProvisionsWithD
   // post-apply refresh's are both `pending`.
   const std::string booting_image = runner::e2e::Images::get().module(
       "tm-e2e-booting",
-      runner::e2e::noopModule(contract::Role::kMachine, "1",
-                              "resource \"terraform_data\" \"born\" {\n"
-                              "  input = plantimestamp()\n"
-                              "  lifecycle {\n"
-                              "    ignore_changes = [input]\n"
-                              "  }\n"
-                              "}\n"
-                              "output \"health\" {\n"
-                              "  value = {\n"
-                              "    state   = timecmp(plantimestamp(), "
-                              "timeadd(terraform_data.born.output, \"40s\")) < 0 ? \"pending\" : "
-                              "\"running\"\n"
-                              "    healthy = true\n"
-                              "    message = null\n"
-                              "    reasons = []\n"
-                              "  }\n"
-                              "}\n"),
+      runner::e2e::timedHealthModule("timecmp(plantimestamp(), timeadd(terraform_data.born.output, "
+                                     "\"40s\")) < 0 ? \"pending\" : \"running\"",
+                                     "true"),
       env().tofu);
   apply({{"apiVersion", "infrastructure.cluster.x-k8s.io/v1alpha1"},
          {"kind", "TerraformMachineTemplate"},
@@ -636,28 +595,11 @@ TEST_F(TerraformMachineE2eTest, ReadingTimestampsExistOnlyWhileTheReadingIsSched
 // a machine apply that comes meanwhile waits for the cluster's.
 TEST_F(TerraformMachineE2eTest, ClusterAndMachineOperationsWaitForEachOther) {
   auto& images = runner::e2e::Images::get();
-  const std::string cluster_image =
-      images.module("tm-e2e-gate-cluster",
-                    runner::e2e::noopModule(contract::Role::kCluster) +
-                        "variable \"size\" {\n"
-                        "  type    = string\n"
-                        "  default = \"small\"\n"
-                        "}\n"
-                        "resource \"terraform_data\" \"sized\" {\n"
-                        "  input = var.size\n"
-                        "}\n",
-                    env().tofu);
+  const std::string cluster_image = images.module(
+      "tm-e2e-gate-cluster", runner::e2e::sizedModule(contract::Role::kCluster), env().tofu);
   // A machine whose apply takes 40 seconds (the test child sleeps: no shell).
-  const std::string slow_image = images.module("tm-e2e-gate-slow",
-                                               runner::e2e::noopModule(contract::Role::kMachine) +
-                                                   "resource \"terraform_data\" \"slow\" {\n"
-                                                   "  input = var.machine_name\n"
-                                                   "  provisioner \"local-exec\" {\n"
-                                                   "    command     = \"sleep:40\"\n"
-                                                   "    interpreter = [\"/captf/module/child\"]\n"
-                                                   "  }\n"
-                                                   "}\n",
-                                               env().tofu);
+  const std::string slow_image =
+      images.module("tm-e2e-gate-slow", runner::e2e::slowMachineModule(40), env().tofu);
   e2e::createClusterPair(
       kNamespace, "tc-gate", "c-gate",
       {{"source", {{"image", cluster_image}}}, {"identityRef", {{"name", kIdentity}}}});
