@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "contract/status_macros.h"
 #include "manager/api/conditions.h"
 #include "manager/api/keys.h"
 #include "manager/api/terraform_cluster.h"
@@ -185,6 +186,17 @@ private:
       if (!request && !(requested && health.reason == cond::kReasonHealthy &&
                         !kube::fieldAt(owner, "metadata.deletionTimestamp"))) {
         return absl::OkStatus();
+      }
+      // A request gets the Machine replaced: it is decided only on the API
+      // server's copy of this object. A copy the cache has not yet moved past
+      // the pass that withdrew the request still counts the unhealthy samples
+      // a healthy one reset, and would request again.
+      if (request && attempt == 0) {
+        CAPTF_ASSIGN_OR_RETURN(const bool current, isServersCopy(deps_.api, gvk(), pass.object));
+        if (!current) {
+          pass.stale = true;
+          return absl::OkStatus();
+        }
       }
       const json patch = {
           {"metadata",

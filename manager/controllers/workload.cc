@@ -67,6 +67,18 @@ absl::StatusOr<json> guardedPatch(kube::Writer& api, const kube::GroupVersionKin
   return api.patch(gvk, kube::meta::key(copy), kube::PatchType::kMerge, patch, options);
 }
 
+absl::StatusOr<bool> isServersCopy(kube::Reader& api, const kube::GroupVersionKind& gvk,
+                                   const json& copy) {
+  auto live = api.get(gvk, kube::meta::key(copy));
+  if (kube::isNotFound(live.status())) {
+    return false;
+  }
+  if (!live.ok()) {
+    return live.status();
+  }
+  return kube::meta::resourceVersion(*live) == kube::meta::resourceVersion(copy);
+}
+
 absl::Status ObjectPatcher::write(json patch, std::string_view subresource) {
   kube::PatchOptions options;
   options.subresource = std::string(subresource);

@@ -82,6 +82,14 @@ absl::StatusOr<nlohmann::json> guardedPatch(kube::Writer& api, const kube::Group
                                             const nlohmann::json& copy, nlohmann::json patch,
                                             const kube::PatchOptions& options = {});
 
+// Whether `copy` is still the API server's version of its object (one
+// live read, same resourceVersion). A write that cannot be taken back (a
+// Job, a request that a Machine be replaced) is decided only on the
+// server's copy: the cache may not yet show the pass's own last status.
+// NotFound is false.
+absl::StatusOr<bool> isServersCopy(kube::Reader& api, const kube::GroupVersionKind& gvk,
+                                   const nlohmann::json& copy);
+
 // ---- run Jobs ----------------------------------------------------------------
 
 struct RunJob {

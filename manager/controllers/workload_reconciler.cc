@@ -844,6 +844,9 @@ bool WorkloadReconciler::waitForActiveJob(WorkloadPass& pass) {
              "apply Job " + run.record.name + " is running");
   }
   const bool pull_failed = reportImagePull(pass, deps_.cached, deps_.metrics, kind(), run);
+  if (pull_failed && !pass.paused) {
+    replaceOutdatedPullWait(pass, run);
+  }
   if (run.record.operation == api::Operation::kDrift && !pull_failed) {
     pass.set(cond::kDriftJobSucceeded, ConditionStatus::kUnknown, cond::kReasonDriftJobRunning,
              "drift Job " + run.record.name + " is running");
@@ -870,6 +873,51 @@ bool WorkloadReconciler::waitForActiveJob(WorkloadPass& pass) {
   // Job events wake the object; this is a safety net.
   pass.result.requeue_after = std::chrono::minutes(1);
   return true;
+}
+
+// A Job waiting for an image the object no longer names (spec.source.image
+// corrected; the manager's runner image changed) never started a
+// container, so it changed nothing: it is deleted, and the next pass starts
+// one with the image named now (docs/behaviour/jobs.md#image-pulls). The
+// pod is read again from the API server first: one the cache still shows
+// waiting may have started. Which image a Job runs is jobBuildRequest's
+// rule; a kind with immutable inputs runs every operation but apply from
+// its pinned digest, so only its apply is compared.
+void WorkloadReconciler::replaceOutdatedPullWait(WorkloadPass& pass, const RunJob& run) {
+  auto pod = podOfJob(deps_.api, pass.id.ns, run.record.name);
+  if (!pod.ok() || !pod->has_value() || podStarted(**pod)) {
+    return;
+  }
+  const std::optional<ImagePullWait> wait = imagePullWait(**pod);
+  if (!wait) {
+    return;
+  }
+  std::string named;
+  if (wait->container == lifecycle::kInitContainer) {
+    named = deps_.settings.runner_image;
+  } else if (wait->container == lifecycle::kSourceContainer &&
+             (run.record.operation == api::Operation::kApply ||
+              !kind_->traits().immutable_inputs)) {
+    named = lifecycle::sourceImage(pass.spec->source);
+  }
+  if (named.empty() || named == wait->image) {
+    return;
+  }
+  kube::DeleteOptions options;
+  options.propagation = kube::PropagationPolicy::kBackground;
+  options.preconditions.uid = kube::meta::uid(run.job);
+  absl::Status removed = deps_.api.remove(kinds::kJob, {pass.id.ns, run.record.name}, options);
+  if (!removed.ok()) {
+    if (!kube::isNotFound(removed) && !kube::isConflict(removed)) {
+      pass.log.error("cannot delete a Job waiting for an outdated image", removed,
+                     {{"Job", kube::objectRef(pass.id.ns, run.record.name)}});
+    }
+    return;
+  }
+  pass.event(kube::EventType::kNormal, "OutdatedImageJobDeleted",
+             std::string(api::enumName(run.record.operation)) + " Job " + run.record.name +
+                 " waited for image " + wait->image + ", which the object no longer names; " +
+                 "deleted to start one with " + named);
 }
 
 absl::Status WorkloadReconciler::pausedBranch(WorkloadPass& pass) {
@@ -1331,7 +1379,7 @@ absl::Status WorkloadReconciler::reconcileNormal(WorkloadPass& pass) {
   if (absl::Status s = reconcileInputs(pass); !s.ok()) {
     return s;
   }
-  if (absl::Status s = reconcileOutputs(pass); !s.ok()) {
+  if (absl::Status s = reconcileOutputs(pass); !s.ok() || pass.stale) {
     return s;
   }
   return decideAndRun(pass);
@@ -1541,11 +1589,8 @@ absl::Status WorkloadReconciler::runJob(WorkloadPass& pass) {
   // writing and runs again. The pass's own writes moved its copy along
   // (ObjectPatcher), so its resourceVersion is the server's unless someone
   // else wrote.
-  auto live = deps_.api.get(kind_->gvk(), {pass.id.ns, pass.id.name});
-  if (!live.ok()) {
-    return kube::ignoreNotFound(live.status());
-  }
-  if (kube::meta::resourceVersion(*live) != kube::meta::resourceVersion(pass.object)) {
+  CAPTF_ASSIGN_OR_RETURN(const bool current, isServersCopy(deps_.api, kind_->gvk(), pass.object));
+  if (!current) {
     pass.stale = true;
     return absl::OkStatus();
   }

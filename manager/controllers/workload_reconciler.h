@@ -48,6 +48,7 @@ private:
                          const std::string& result);
   absl::Status adopt(WorkloadPass& pass, const std::string& inputs_hash, const std::string& job);
   bool waitForActiveJob(WorkloadPass& pass);
+  void replaceOutdatedPullWait(WorkloadPass& pass, const RunJob& run);
   absl::Status reconcileState(WorkloadPass& pass);
   absl::Status reconcileInputs(WorkloadPass& pass);
   void resolveSource(WorkloadPass& pass);

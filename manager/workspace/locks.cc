@@ -55,12 +55,14 @@ std::optional<LockInfo> readLock(const nlohmann::json& lease) {
   if (!lease.is_object()) {
     return std::nullopt;
   }
-  const std::string holder = internal::stringAt(lease, "spec.holderIdentity").value_or("");
-  if (holder.empty()) {
+  // The backend's lock test is "holderIdentity present", an empty one
+  // included; its unlock compares the ID it is given with this field.
+  std::optional<std::string> holder = internal::stringAt(lease, "spec.holderIdentity");
+  if (!holder) {
     return std::nullopt;
   }
   LockInfo lock;
-  lock.id = holder;
+  lock.id = *std::move(holder);
   const auto info_text = internal::annotation(lease, kLockInfoAnnotation);
   if (!info_text) {
     return lock;
@@ -68,9 +70,6 @@ std::optional<LockInfo> readLock(const nlohmann::json& lease) {
   auto info = contract::parseJson(*info_text, kLockInfoAnnotation);
   if (!info.ok() || !info->is_object()) {
     return lock;
-  }
-  if (std::string id = member(*info, "ID"); !id.empty()) {
-    lock.id = std::move(id);
   }
   lock.operation = member(*info, "Operation");
   lock.who = member(*info, "Who");
@@ -89,7 +88,8 @@ LockDecision decideLock(const std::optional<LockInfo>& lock, const OwnRunners& o
   const bool ours =
       std::any_of(own.job_names.begin(), own.job_names.end(),
                   [&lock](const std::string& job) { return heldByPodOf(*lock, job); });
-  if (!ours) {
+  // An empty ID cannot be given to --force-unlock.
+  if (!ours || lock->id.empty()) {
     decision.state = LockState::kForeign;
     decision.message = strCat("State is locked by something other than this object's runner pods (",
                               describe(*lock), "); it is never unlocked automatically");

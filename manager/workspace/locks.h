@@ -21,7 +21,7 @@ inline constexpr std::string_view kLockInfoAnnotation = "app.terraform.io/lock-i
 // What the backend recorded about the holder (`app.terraform.io/lock-info`
 // JSON {ID, Operation, Who, Version, Created}); fields it lacks stay empty.
 struct LockInfo {
-  std::string id{};        // lock ID (falls back to spec.holderIdentity)
+  std::string id{};        // lock ID: spec.holderIdentity, what the backend's unlock compares
   std::string operation{}; // e.g. "OperationTypeApply"
   std::string who{};       // "<user>@<hostname>"; hostname = pod name in a Job
   std::string version{};
@@ -29,10 +29,12 @@ struct LockInfo {
 };
 
 // Reads the holder from a lock Lease (as the API server returns it).
-// nullopt when the Lease is absent (null JSON) or has no holder (empty
-// spec.holderIdentity, which is what force-unlock leaves behind). An
-// unparsable lock-info annotation yields a LockInfo with only `id` set (the
-// holder is then unknown and never auto-unlocked).
+// nullopt when the Lease is absent (null JSON) or has no
+// spec.holderIdentity (what an unlock leaves behind); an empty one is held,
+// as the backend takes it. An unparsable lock-info annotation yields a
+// LockInfo with only `id` set (the holder is then unknown and never
+// auto-unlocked). The lock info's own `ID` is not used: the backend's
+// unlock compares against spec.holderIdentity.
 std::optional<LockInfo> readLock(const nlohmann::json& lease);
 
 // A runner pod of this object: one of the pods of the object's own Jobs

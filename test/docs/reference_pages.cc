@@ -399,6 +399,9 @@ const std::map<std::string_view, std::string_view>& eventCatalogue() {
       {"MirrorRevoked", "(identity) a mirror in a namespace no longer allowed was deleted"},
       {"MirrorUpdated", "(identity) a mirror was updated from the rotated Secret"},
       {"NewCommitAvailable", "the Git ref moved; the object keeps its pinned commit"},
+      {"OutdatedImageJobDeleted",
+       "a Job waiting for an image the object no longer names was deleted; one with the image "
+       "named now starts"},
       {"OutputsInvalid", "the module's outputs violate the contract"},
       {"Paused", "reconciliation paused"},
       {"PlanApplied", "an approved plan was applied"},

@@ -1238,5 +1238,51 @@ TEST_F(TerraformClusterE2eTest, AMissingModuleImageIsReportedAndPulledOnceItIsPu
   deleteCluster(name, "c-late-image");
 }
 
+// docs/behaviour/jobs.md#image-pulls: correcting spec.source.image while its
+// apply Job waits to pull the wrong one replaces that Job at once: the
+// waiting Job is deleted with one Normal Event naming both images, a Job
+// with the corrected image provisions the object, and no failed run is
+// counted (the Job that waited never ran).
+TEST_F(TerraformClusterE2eTest, ACorrectedImageReplacesTheJobWaitingForTheWrongOne) {
+  const std::string name = "tc-typo-image";
+  const std::string good = runner::e2e::Images::get().module(
+      name, runner::e2e::noopModule(contract::Role::kCluster), env().tofu);
+  const std::string typo = env().registry + "/captf/module-" + name + "-typo:e2e";
+  ASSERT_TRUE(eventually([&] { return !manager_.metrics().empty(); })) << managerLog();
+  const e2e::MetricsSince since(manager_);
+  e2e::createClusterPair(kNamespace, name, "c-typo-image",
+                         {{"source", {{"image", typo}}}, {"identityRef", {{"name", kIdentity}}}});
+  ASSERT_TRUE(eventually(
+      [&] { return conditionOf(tc(name), "ApplyJobSucceeded", "reason") == "ImagePullFailed"; },
+      std::chrono::seconds(60)))
+      << tc(name).dump(2) << managerLog();
+  const std::vector<std::string> waiting = jobs(name, "apply");
+  ASSERT_EQ(waiting.size(), 1U);
+
+  e2e::mergePatch(kNamespace, "terraformcluster", name,
+                  {{"spec", {{"source", {{"image", good}}}}}});
+  ASSERT_TRUE(eventually([&] {
+    const json object = tc(name);
+    return readyTrue(object) &&
+           object["status"].value("initialization", json::object()).value("provisioned", false);
+  })) << tc(name).dump(2)
+      << managerLog();
+  const std::vector<json> replaced = e2e::eventsFor(kNamespace, name, "OutdatedImageJobDeleted");
+  ASSERT_EQ(replaced.size(), 1U);
+  EXPECT_EQ(replaced.front().value("type", ""), "Normal");
+  const std::string note = replaced.front().value("note", "");
+  EXPECT_THAT(note, HasSubstr(waiting.front()));
+  EXPECT_THAT(note, HasSubstr(typo));
+  EXPECT_THAT(note, HasSubstr(good));
+  const std::vector<std::string> ran = jobs(name, "apply");
+  EXPECT_THAT(ran, ::testing::Not(::testing::Contains(waiting.front())))
+      << "the waiting Job is gone";
+  EXPECT_EQ(succeededApplies(name), 1);
+  EXPECT_EQ(since.delta("captf_jobs_total",
+                        {{"kind", "TerraformCluster"}, {"op", "apply"}, {"result", "failed"}}),
+            0.0);
+  deleteCluster(name, "c-typo-image");
+}
+
 } // namespace
 } // namespace captf::controllers

@@ -22,7 +22,9 @@ constexpr std::string_view kInfo =
 
 TEST(LocksTest, ReadsTheBackendsLockInfo) {
   EXPECT_FALSE(readLock(nullptr).has_value());
-  EXPECT_FALSE(readLock(lease("", "")).has_value()); // force-unlocked
+  nlohmann::json unlocked = lease("", kInfo);
+  unlocked["spec"].erase("holderIdentity"); // what the backend's unlock leaves
+  EXPECT_FALSE(readLock(unlocked).has_value());
   const auto lock = readLock(lease("4f1d-lock", kInfo));
   ASSERT_TRUE(lock.has_value());
   EXPECT_EQ(lock->id, "4f1d-lock");
@@ -33,6 +35,25 @@ TEST(LocksTest, ReadsTheBackendsLockInfo) {
   ASSERT_TRUE(garbled.has_value());
   EXPECT_EQ(garbled->id, "id-only");
   EXPECT_EQ(garbled->who, "");
+}
+
+// The backend locks when holderIdentity is present (an empty one included)
+// and unlocks only with the ID equal to it: that field is the lock ID, even
+// when the lock info names another.
+TEST(LocksTest, TheLockIdIsTheHolderIdentity) {
+  const auto edited = readLock(lease("5c2d-by-hand", kInfo));
+  ASSERT_TRUE(edited.has_value());
+  EXPECT_EQ(edited->id, "5c2d-by-hand");
+  EXPECT_EQ(edited->who, "runner@captf-m-x-apply-a1-abcdef-7xk2p");
+  const OwnRunners finished{{"captf-m-x-apply-a1-abcdef"}, {}};
+  EXPECT_EQ(decideLock(edited, finished).state, LockState::kStale);
+  EXPECT_EQ(decideLock(edited, finished).lock.id, "5c2d-by-hand");
+
+  const auto empty = readLock(lease("", kInfo));
+  ASSERT_TRUE(empty.has_value()) << "an empty holderIdentity is held";
+  const LockDecision decision = decideLock(empty, finished);
+  EXPECT_EQ(decision.state, LockState::kForeign) << "no ID to force-unlock with";
+  EXPECT_THAT(decision.message, HasSubstr("lock (no ID)"));
 }
 
 TEST(LocksTest, DecidesLiveStaleForeignAndFree) {
@@ -99,7 +120,7 @@ TEST(LocksTest, MessageClipsEachFieldOfTheLockInfo) {
                                {"Who", "runner@captf-m-x-apply-a1-abcdef-" + huge},
                                {"Created", huge}};
   const OwnRunners own{.job_names = {"captf-m-x-apply-a1-abcdef"}, .pods = {}};
-  const auto lock = readLock(lease("id", info.dump()));
+  const auto lock = readLock(lease("id-" + huge, info.dump()));
   ASSERT_TRUE(lock.has_value());
   EXPECT_EQ(lock->id, "id-" + huge);
   const auto stale = decideLock(lock, own);
