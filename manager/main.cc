@@ -230,6 +230,7 @@ int run(int argc, char** argv) {
   options.health_probe_address = flags.health_addr;
   options.probe_metrics = captf::kube::ProbeMetrics::kOmit;
   options.graceful_shutdown_timeout = flagDuration(flags.graceful_shutdown_timeout);
+  options.feature_gates = captf::flags::featureGates(flags.feature_gates);
   if (flags.leader_elect) {
     options.leader_election = captf::kube::LeaderElectionMode::kEnabled;
     // One Lease per --watch-filter value: shards that split the objects

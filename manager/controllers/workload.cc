@@ -181,6 +181,18 @@ absl::StatusOr<std::vector<RunJob>> listRunJobs(kube::Reader& reader, const std:
   return sorted;
 }
 
+std::optional<api::Time> podsEndBy(const RunJob& run) {
+  const json* deadline = kube::fieldAt(run.job, "spec.activeDeadlineSeconds");
+  if (!run.record.created || deadline == nullptr || !deadline->is_number_integer()) {
+    return std::nullopt;
+  }
+  const json* grace = kube::fieldAt(run.job, "spec.template.spec.terminationGracePeriodSeconds");
+  const std::int64_t grace_seconds =
+      grace != nullptr && grace->is_number_integer() ? grace->get<std::int64_t>() : 30;
+  return api::Time{run.record.created->value +
+                   std::chrono::seconds(deadline->get<std::int64_t>() + grace_seconds)};
+}
+
 absl::StatusOr<std::optional<json>> podOfJob(kube::Reader& reader, const std::string& ns,
                                              const std::string& job) {
   kube::ListOptions options;

@@ -113,6 +113,12 @@ absl::StatusOr<std::vector<RunJob>> listRunJobs(kube::Reader& reader, const std:
 // Whether `object`'s controller owner reference names `uid`.
 bool controlledBy(const nlohmann::json& object, const std::string& uid);
 
+// When no pod of run Job `run` can be running any more, whatever became of
+// it: its creation plus its activeDeadlineSeconds (the Job controller ends
+// its pods then) plus its pods' terminationGracePeriodSeconds (30 when
+// unset). nullopt when the Job has no deadline or no creation time.
+std::optional<api::Time> podsEndBy(const RunJob& run);
+
 // Newest pod of Job `job` (by creationTimestamp), or nullopt.
 absl::StatusOr<std::optional<nlohmann::json>> podOfJob(kube::Reader& reader, const std::string& ns,
                                                        const std::string& job);

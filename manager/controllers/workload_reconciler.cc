@@ -975,6 +975,7 @@ absl::Status WorkloadReconciler::reconcileState(WorkloadPass& pass) {
   }
   const auto lock = workspace::readLock(lease.ok() ? *lease : json());
   workspace::OwnRunners own;
+  std::optional<api::Time> holder_end;
   // Only a held lock needs its holder's pod, and then read live: a pod the
   // cache has not seen yet, or still shows finished from before, is no
   // proof (docs/behaviour/state.md#locks).
@@ -993,10 +994,23 @@ absl::Status WorkloadReconciler::reconcileState(WorkloadPass& pass) {
       own.pods.push_back(
           workspace::RunnerPod{kube::meta::name(**pod), phase == "Succeeded" || phase == "Failed"});
     }
+    // A pod gone without a terminal phase proves nothing by itself (one
+    // deleted with --force while its node cannot be reached runs on): its
+    // Job's deadline and grace period bound it.
+    const std::optional<api::Time> end = podsEndBy(run);
+    if (end && *end <= pass.now) {
+      own.past_deadline.push_back(run.record.name);
+    } else if (end) {
+      holder_end = end;
+    }
   }
   pass.lock = workspace::decideLock(lock, own);
-  if (pass.lock.state == workspace::LockState::kForeign) {
+  if (pass.lock.state == workspace::LockState::kForeign ||
+      pass.lock.state == workspace::LockState::kHolderGone) {
     pass.verdict = workspace::StateVerdict::kLocked;
+  }
+  if (pass.lock.state == workspace::LockState::kHolderGone && holder_end) {
+    pass.lock.forced_from = holder_end->value;
   }
   const std::string reason = str(workspace::stateReason(pass.verdict));
   ConditionStatus status = ConditionStatus::kFalse;
@@ -1472,6 +1486,14 @@ absl::Status WorkloadReconciler::decideAndRun(WorkloadPass& pass) {
                     {"attempt", d.attempt}});
   if (d.requeue_after) {
     pass.result.requeue_after = *d.requeue_after;
+  }
+  if (pass.lock.forced_from) {
+    const kube::Duration until_forced = pass.lock.forced_from->time_since_epoch() -
+                                        pass.now.value.time_since_epoch() + std::chrono::seconds(1);
+    if (pass.result.requeue_after <= kube::Duration::zero() ||
+        until_forced < pass.result.requeue_after) {
+      pass.result.requeue_after = until_forced;
+    }
   }
   if (d.remove_restore_annotation) {
     if (absl::Status s = pass.patcher.setAnnotation(api::kAnnotationRestoreState, std::nullopt);

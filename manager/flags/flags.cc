@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <string_view>
 
 #include "absl/time/time.h"
@@ -35,13 +36,31 @@ std::vector<std::string> normalizeArgs(int argc, char** argv) {
   return args;
 }
 
-std::string checkFeatureGates(std::string_view value) {
-  // component-base's logging gates, the only ones the spec gives the
-  // manager; ParseBool's spellings.
-  static constexpr std::array<std::string_view, 5> kGates = {
-      "AllAlpha", "AllBeta", "ContextualLogging", "LoggingAlphaOptions", "LoggingBetaOptions"};
-  static constexpr std::array<std::string_view, 12> kBools = {
-      "1", "t", "T", "TRUE", "true", "True", "0", "f", "F", "FALSE", "false", "False"};
+namespace {
+
+// component-base's logging gates (k8s.io/component-base/logs/api/v1), the
+// only ones the spec gives the manager, with their pre-release stage and
+// default, plus its AllAlpha and AllBeta.
+struct GateSpec {
+  std::string_view name;
+  std::string_view stage;
+  bool enabled_by_default;
+};
+constexpr std::array<GateSpec, 5> kGates = {{
+    {"AllAlpha", "ALPHA", false},
+    {"AllBeta", "BETA", false},
+    {"ContextualLogging", "BETA", true},
+    {"LoggingAlphaOptions", "ALPHA", false},
+    {"LoggingBetaOptions", "BETA", true},
+}};
+
+// Parses `value` into the gates it sets (a later entry wins); "" or what
+// is wrong in component-base's wording.
+std::string parseFeatureGates(std::string_view value, std::map<std::string_view, bool>& set) {
+  // ParseBool's spellings.
+  static constexpr std::array<std::string_view, 6> kTrue = {"1", "t", "T", "TRUE", "true", "True"};
+  static constexpr std::array<std::string_view, 6> kFalse = {"0",     "f",     "F",
+                                                             "FALSE", "false", "False"};
   const auto trim = [](std::string_view text) {
     while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) {
       text.remove_prefix(1);
@@ -64,15 +83,46 @@ std::string checkFeatureGates(std::string_view value) {
     }
     const std::string_view key = trim(entry.substr(0, eq));
     const std::string_view flag = trim(entry.substr(eq + 1));
-    if (std::find(kGates.begin(), kGates.end(), key) == kGates.end()) {
+    const auto* gate = std::find_if(kGates.begin(), kGates.end(),
+                                    [&](const GateSpec& g) { return g.name == key; });
+    if (gate == kGates.end()) {
       return "unrecognized feature gate: " + std::string(key);
     }
-    if (std::find(kBools.begin(), kBools.end(), flag) == kBools.end()) {
+    if (std::find(kTrue.begin(), kTrue.end(), flag) != kTrue.end()) {
+      set[gate->name] = true;
+    } else if (std::find(kFalse.begin(), kFalse.end(), flag) != kFalse.end()) {
+      set[gate->name] = false;
+    } else {
       return "invalid value of " + std::string(key) + "=" + std::string(flag) +
              ", err: want true or false";
     }
   }
   return "";
+}
+
+} // namespace
+
+std::string checkFeatureGates(std::string_view value) {
+  std::map<std::string_view, bool> set;
+  return parseFeatureGates(value, set);
+}
+
+std::vector<kube::FeatureGate> featureGates(std::string_view value) {
+  std::map<std::string_view, bool> set;
+  parseFeatureGates(value, set);
+  std::vector<kube::FeatureGate> gates;
+  gates.reserve(kGates.size());
+  for (const GateSpec& spec : kGates) {
+    bool enabled = spec.enabled_by_default;
+    if (auto it = set.find(spec.name); it != set.end()) {
+      enabled = it->second;
+    } else if (auto all = set.find(spec.stage == "ALPHA" ? "AllAlpha" : "AllBeta");
+               all != set.end()) {
+      enabled = all->second; // AllAlpha/AllBeta set the gates of their stage left unset
+    }
+    gates.push_back({std::string(spec.name), std::string(spec.stage), enabled});
+  }
+  return gates;
 }
 
 CLI::App* defineManagerFlags(CLI::App& app, ManagerFlags& f, const std::string& version) {

@@ -17,6 +17,7 @@
 
 #include "manager/controllers/options.h"
 #include "manager/kube/https_server.h"
+#include "manager/kube/standard_metrics.h"
 
 namespace captf::flags {
 
@@ -71,6 +72,14 @@ struct ManagerFlags {
 // and LoggingBetaOptions, bools spelled as Go's ParseBool takes them), else
 // what is wrong, naming the gate: component-base's wording.
 std::string checkFeatureGates(std::string_view value);
+
+// Every gate --feature-gates knows, in name order, with its component-base
+// stage ("ALPHA" or "BETA") and whether `value` (which passed
+// checkFeatureGates) leaves it enabled: as set, else as AllAlpha or AllBeta
+// set the gates of their stage, else the default (ContextualLogging and
+// LoggingBetaOptions on, the rest off). What kubernetes_feature_enabled
+// reports.
+std::vector<kube::FeatureGate> featureGates(std::string_view value);
 
 // Defines every flag of the manager on `app`, bound to `flags` (which must
 // outlive the parse), --version printing `version`, and the `version`

@@ -44,6 +44,8 @@ Manager::Manager(const RestConfig& config, ManagerOptions options,
                   ? defaultIdentity()
                   : options_.leader_election_config.identity;
   options_.leader_election_config.identity = identity_;
+  registerProcessMetrics(metrics_);
+  registerFeatureGates(metrics_, options_.feature_gates);
   if (options_.leader_election_namespace.empty()) {
     options_.leader_election_namespace = config.ns.empty() ? "default" : config.ns;
   }

@@ -1,7 +1,8 @@
 #pragma once
 
 // The Manager wires the client runtime together, as controller-runtime's
-// manager does: one REST client, one informer cache, one metrics registry,
+// manager does: one REST client, one informer cache, one metrics registry
+// (with the process collector and the feature gates, standard_metrics.h),
 // an event recorder, health and readiness checks, leader election, and the
 // runnables (controllers and others) started in the right order.
 
@@ -29,6 +30,7 @@
 #include "manager/kube/metrics.h"
 #include "manager/kube/read_through.h"
 #include "manager/kube/rest_client.h"
+#include "manager/kube/standard_metrics.h"
 
 namespace captf::kube {
 
@@ -72,6 +74,9 @@ struct ManagerOptions {
   // their in-flight reconcile passes) to return; controller-runtime's
   // GracefulShutdownTimeout. docs/decisions/shutdown.md.
   Duration graceful_shutdown_timeout = std::chrono::seconds(30);
+  // The feature gates kubernetes_feature_enabled reports (the manager
+  // binary: its --feature-gates, manager/flags).
+  std::vector<FeatureGate> feature_gates;
 };
 
 // Reads from the cache, writes to the API server (controller-runtime's

@@ -1,6 +1,8 @@
 #include "manager/kube/metrics.h"
 
+#include <array>
 #include <cassert>
+#include <charconv>
 #include <cmath>
 #include <limits>
 
@@ -25,7 +27,12 @@ std::string formatValue(double value) {
   if (value == std::floor(value) && std::fabs(value) < 1e15) {
     return absl::StrCat(static_cast<int64_t>(value));
   }
-  return absl::StrCat(value);
+  // The shortest text that reads back as the same double, as client_golang
+  // writes it: six significant digits (absl::StrCat) would turn a start
+  // time of 1700000012.34 into 1.7e+09.
+  std::array<char, 32> text{};
+  const auto [end, error] = std::to_chars(text.data(), text.data() + text.size(), value);
+  return error == std::errc() ? std::string(text.data(), end) : absl::StrCat(value);
 }
 
 std::string escapeHelp(const std::string& help) {
@@ -173,11 +180,23 @@ HistogramFamily& MetricsRegistry::histogram(const std::string& name, const std::
 }
 
 void MetricsRegistry::gaugeFunc(const std::string& name, const std::string& help,
-                                std::vector<std::string> labels, GaugeCollector collect) {
+                                std::vector<std::string> labels, Collector collect) {
+  collectedFamily(MetricType::kGauge, name, help, std::move(labels), std::move(collect));
+}
+
+void MetricsRegistry::counterFunc(const std::string& name, const std::string& help,
+                                  std::vector<std::string> labels, Collector collect) {
+  collectedFamily(MetricType::kCounter, name, help, std::move(labels), std::move(collect));
+}
+
+void MetricsRegistry::collectedFamily(MetricType type, const std::string& name,
+                                      const std::string& help, std::vector<std::string> labels,
+                                      Collector collect) {
   std::scoped_lock lock(mu_);
   auto& entry = entries_[name];
   assert(!entry.counter && !entry.gauge && !entry.histogram);
-  entry.type = MetricType::kGauge;
+  assert(!entry.collector || entry.type == type);
+  entry.type = type;
   entry.help = help;
   entry.labels = std::move(labels);
   entry.collector = std::move(collect);

@@ -112,12 +112,17 @@ public:
                      std::vector<std::string> labels);
   HistogramFamily& histogram(const std::string& name, const std::string& help,
                              std::vector<std::string> labels, std::vector<double> bounds);
-  // Gauges whose values are computed at scrape time (e.g. cache sizes).
-  // `collect` appends (label values, value) pairs.
-  using GaugeCollector =
-      std::function<void(std::vector<std::pair<std::vector<std::string>, double>>&)>;
+  // Families whose values are computed at scrape time (cache sizes, the
+  // process's CPU time). `collect` appends (label values, value) pairs; it
+  // runs on the scraping thread under the registry's lock, so it must not
+  // call back into the registry. Appending nothing leaves the family
+  // without samples. Registering a name again replaces its collector.
+  using Collector = std::function<void(std::vector<std::pair<std::vector<std::string>, double>>&)>;
   void gaugeFunc(const std::string& name, const std::string& help, std::vector<std::string> labels,
-                 GaugeCollector collect);
+                 Collector collect);
+  // A counter's collector must never report less than it did before.
+  void counterFunc(const std::string& name, const std::string& help,
+                   std::vector<std::string> labels, Collector collect);
 
   // The whole registry in the text exposition format, families sorted by
   // name, children by label values.
@@ -134,8 +139,10 @@ private:
     std::unique_ptr<HistogramFamily> histogram;
     std::string help;
     std::vector<std::string> labels;
-    GaugeCollector collector;
+    Collector collector;
   };
+  void collectedFamily(MetricType type, const std::string& name, const std::string& help,
+                       std::vector<std::string> labels, Collector collect);
   mutable std::mutex mu_;
   std::map<std::string, Entry> entries_;
 };

@@ -103,10 +103,23 @@ LockDecision decideLock(const std::optional<LockInfo>& lock, const OwnRunners& o
                               describe(*lock), ")");
     return decision;
   }
+  const bool past_deadline =
+      std::any_of(own.past_deadline.begin(), own.past_deadline.end(),
+                  [&lock](const std::string& job) { return heldByPodOf(*lock, job); });
+  if (pod == own.pods.end() && !past_deadline) {
+    decision.state = LockState::kHolderGone;
+    decision.message =
+        strCat("State is locked (", describe(*lock), ") by runner pod ", shown(host),
+               ", which no longer exists but may still run on a node that cannot be reached; it is "
+               "force-unlocked once its Job's deadline and grace period have passed");
+    return decision;
+  }
   decision.state = LockState::kStale;
-  decision.message = strCat("Stale ", describe(*lock), ": runner pod ", shown(host),
-                            pod == own.pods.end() ? " no longer exists" : " has finished",
-                            "; the next Job force-unlocks it");
+  decision.message =
+      strCat("Stale ", describe(*lock), ": runner pod ", shown(host),
+             pod == own.pods.end() ? " no longer exists and its Job is past its deadline"
+                                   : " has finished",
+             "; the next Job force-unlocks it");
   return decision;
 }
 

@@ -6,6 +6,7 @@
 // or finished (stale: the next Job force-unlocks it), or held by anyone else
 // (StateReadable=False/StateLocked, never touched). A pure decision.
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -51,14 +52,21 @@ struct OwnRunners {
   std::vector<std::string> job_names{};
   // The pods of those Jobs that exist now.
   std::vector<RunnerPod> pods{};
+  // Those of job_names whose pods cannot run any more: created longer ago
+  // than their activeDeadlineSeconds plus terminationGracePeriodSeconds.
+  std::vector<std::string> past_deadline{};
 };
 
 enum class LockState {
-  kFree,    // no holder: proceed
-  kLive,    // held by a live runner pod of this object: the next Job just waits
-  kStale,   // held by a runner of this object that is gone or finished:
-            // the next Job gets --force-unlock <id>, event ForceUnlocked
-  kForeign, // unknown holder or not ours: StateLocked, never auto-unlocked
+  kFree,       // no holder: proceed
+  kLive,       // held by a live runner pod of this object: the next Job just waits
+  kStale,      // held by a runner of this object that has finished, or whose pod
+               // is gone and whose Job is past its deadline and grace period:
+               // the next Job gets --force-unlock <id>, event ForceUnlocked
+  kHolderGone, // held by a runner whose pod is gone but whose Job is not past
+               // its deadline: a pod deleted without its node's word may still
+               // run somewhere, so no Job starts until that time (StateLocked)
+  kForeign,    // unknown holder or not ours: StateLocked, never auto-unlocked
 };
 
 struct LockDecision {
@@ -68,12 +76,16 @@ struct LockDecision {
   // kForeign: the StateReadable=False/StateLocked message, naming holder,
   // operation and time; kStale: what is being unlocked (for the event).
   std::string message{};
+  // kHolderGone: when the lock may be forced (the caller's, from the
+  // holder's Job), to look again then.
+  std::optional<std::chrono::sys_seconds> forced_from{};
 };
 
 // The docs/behaviour/state.md#locks rule. A holder is "ours" when `Who` has an `@` and the hostname
 // after it is a pod of one of `own.job_names` ("<job>-..."), present in
-// `own.pods` or not. Ours and not finished ⇒ kLive; ours and finished or no
-// longer existing ⇒ kStale; anything else ⇒ kForeign. A Job pruned from
+// `own.pods` or not. Ours and not finished ⇒ kLive; ours and finished ⇒
+// kStale; ours, no longer existing, its Job past its deadline and grace
+// period ⇒ kStale, before that ⇒ kHolderGone; anything else ⇒ kForeign. A Job pruned from
 // history leaves its pods' locks foreign: deliberately conservative.
 LockDecision decideLock(const std::optional<LockInfo>& lock, const OwnRunners& own);
 

@@ -832,6 +832,7 @@ absl::StatusOr<std::string> metricsPage() {
   settings.run_reports.address = "captf-run-reports:9444"; // the report server's families
   kube::ManagerOptions options;
   options.health_probe_address = "";
+  options.feature_gates = flags::featureGates("");
   controllers::configureCache(options.cache, settings);
   auto manager = kube::Manager::create(config, std::move(options), logger);
   if (!manager.ok()) {
@@ -880,6 +881,22 @@ absl::StatusOr<std::string> metricsPage() {
                   absl::StrJoin(steps, ", "),
                   " (an error that names no step), or `other` for any other step a runner "
                   "reports.\n");
+  std::vector<std::string> gates;
+  for (const kube::FeatureGate& gate : flags::featureGates("")) {
+    gates.push_back(absl::StrCat(code(gate.name), " (", gate.stage, ", ",
+                                 gate.enabled ? "on" : "off", " by default)"));
+  }
+  absl::StrAppend(
+      &out,
+      "\nThe `process_*` families are the Prometheus process collector's, with its names, types "
+      "and help, computed at every scrape from `/proc/self` (`stat`, `limits`, the `fd` "
+      "directory) and `/proc/stat` (`btime`); a file that cannot be read or parsed leaves its "
+      "families without a sample for that scrape. `process_virtual_memory_max_bytes` is -1 "
+      "when the address space is unlimited. `kubernetes_feature_enabled` has one series per "
+      "gate `--feature-gates` takes: ",
+      absl::StrJoin(gates, ", "),
+      ". The `go_*` families of a Go controller are not served: the manager is a C++ program "
+      "([manager binary](../decisions/manager-binary.md#metrics)).\n");
   return out;
 }
 

@@ -7,7 +7,9 @@
 //
 //   owners: none (WaitingForOwner), only others' (WaitingForOwnerMachine),
 //   a Machine that names another object (OwnerMismatch), a Cluster that does
-//   not exist (OwnerNotFound);
+//   not exist (OwnerNotFound); a TerraformCluster whose Cluster does not
+//   exist yet (OwnerNotFound) or names another object (OwnerMismatch), each
+//   applied once fixed;
 //   the member's cluster gates in order: a Cluster not on a TerraformCluster
 //   (ClusterNotTerraform), a TerraformCluster not provisioned yet
 //   (WaitingForClusterInfrastructure, then provisioned: the machine runs its
@@ -55,6 +57,7 @@ constexpr char kIdentity[] = "gates-e2e";
 constexpr char kBootstrapSecret[] = "gates-bootstrap";
 constexpr char kGroup[] = "infrastructure.cluster.x-k8s.io";
 constexpr char kMachines[] = "machines.v1beta2.cluster.x-k8s.io";
+constexpr char kClusters[] = "clusters.v1beta2.cluster.x-k8s.io";
 
 class GatesE2eTest : public ::testing::Test {
 protected:
@@ -146,10 +149,47 @@ protected:
     createMachine(machine, cluster, infra);
     createTerraformMachine(infra, cluster, machineOwner(machine));
   }
-  // No Job of `owner` with operation `op`, a few seconds after its gate.
-  static void expectNoJob(const std::string& owner, const std::string& op = "apply") {
+  // A Cluster naming TerraformCluster `infra`.
+  static void createCluster(const std::string& name, const std::string& infra) {
+    apply({{"apiVersion", "cluster.x-k8s.io/v1beta2"},
+           {"kind", "Cluster"},
+           {"metadata", {{"name", name}, {"namespace", kNamespace}}},
+           {"spec",
+            {{"infrastructureRef",
+              {{"apiGroup", kGroup}, {"kind", "TerraformCluster"}, {"name", infra}}}}}});
+  }
+  // An owner reference to Cluster `name` with `uid`.
+  static json clusterOwner(const std::string& name, const std::string& uid) {
+    return json::array({{{"apiVersion", "cluster.x-k8s.io/v1beta2"},
+                         {"kind", "Cluster"},
+                         {"name", name},
+                         {"uid", uid}}});
+  }
+  // A TerraformCluster of the tenant's identity owned by `owners`.
+  static void createTerraformCluster(const std::string& name, const json& owners) {
+    apply({{"apiVersion", std::string(kGroup) + "/v1alpha1"},
+           {"kind", "TerraformCluster"},
+           {"metadata", {{"name", name}, {"namespace", kNamespace}, {"ownerReferences", owners}}},
+           {"spec",
+            {{"source", {{"image", cluster_image_}}}, {"identityRef", {{"name", kIdentity}}}}}});
+  }
+  // No Job of `owners` with operation `op`, a few seconds after their gates.
+  static void expectNoJobs(const std::vector<std::string>& owners,
+                           const std::string& op = "apply") {
     std::this_thread::sleep_for(std::chrono::seconds(3));
-    EXPECT_TRUE(e2e::runJobs(kNamespace, owner, op).empty()) << owner;
+    for (const std::string& owner : owners) {
+      EXPECT_TRUE(e2e::runJobs(kNamespace, owner, op).empty()) << owner;
+    }
+  }
+  static void expectNoJob(const std::string& owner, const std::string& op = "apply") {
+    expectNoJobs({owner}, op);
+  }
+  // No state Secret of TerraformCluster `name`.
+  static bool noClusterState(const std::string& name) {
+    return e2e::items(kNamespace, "secrets",
+                      "tfstateSecretSuffix=" +
+                          runner::e2e::stateSuffix(kNamespace, contract::Role::kCluster, name))
+        .empty();
   }
 
   static e2e::ManagerRig manager_;
@@ -194,10 +234,54 @@ TEST_F(GatesE2eTest, AMachineRunsNothingUntilItsOwnersPointBack) {
   EXPECT_THAT(conditionOf(get("terraformmachine", "tm-lost"), "DependenciesReady", "message"),
               HasSubstr("Cluster c-missing does not exist"));
 
+  expectNoJobs({"tm-alone", "tm-cp", "tm-mismatch", "tm-lost"});
   for (const char* name : {"tm-alone", "tm-cp", "tm-mismatch", "tm-lost"}) {
-    expectNoJob(name);
     EXPECT_NE(conditionOf(get("terraformmachine", name), "Ready", "status"), "True") << name;
   }
+}
+
+// A TerraformCluster runs nothing until the Cluster of its owner reference
+// exists and names it back; once it does, the Cluster's write wakes it and
+// it applies once. Two objects at once: a Cluster that does not exist yet
+// (OwnerNotFound) and one whose infrastructureRef names another object
+// (OwnerMismatch).
+TEST_F(GatesE2eTest, AClusterRunsNothingUntilItsClusterPointsBack) {
+  // Kubernetes' garbage collector deletes an object whose owner is gone
+  // within seconds (docs/behaviour/lifecycle.md#owner-back-references),
+  // but leaves alone a reference it cannot resolve, such as one of an
+  // apiVersion the API server does not serve: that keeps tc-early until
+  // its Cluster exists, and Cluster API then rewrites the reference.
+  json early_owner = clusterOwner("c-early", "5b0c1e2f-7a31-4c55-9d60-0e1a2b3c4d5e");
+  early_owner[0]["apiVersion"] = "cluster.x-k8s.io/v1alpha4";
+  createTerraformCluster("tc-early", early_owner);
+  createCluster("c-wrong", "tc-someone-else");
+  createTerraformCluster("tc-wrong", clusterOwner("c-wrong", uidOf(kClusters, "c-wrong")));
+  expectCondition("terraformcluster", "tc-early", "DependenciesReady", "False", "OwnerNotFound");
+  expectCondition("terraformcluster", "tc-wrong", "DependenciesReady", "False", "OwnerMismatch");
+  EXPECT_THAT(conditionOf(get("terraformcluster", "tc-early"), "DependenciesReady", "message"),
+              HasSubstr("Cluster c-early does not exist"));
+  EXPECT_THAT(conditionOf(get("terraformcluster", "tc-wrong"), "DependenciesReady", "message"),
+              HasSubstr("Cluster c-wrong spec.infrastructureRef does not name this object"));
+  expectNoJobs({"tc-early", "tc-wrong"});
+  for (const char* name : {"tc-early", "tc-wrong"}) {
+    EXPECT_TRUE(noClusterState(name)) << name;
+    EXPECT_NE(conditionOf(get("terraformcluster", name), "Ready", "status"), "True") << name;
+  }
+
+  // Fixed: the Cluster appears, the other one names its object.
+  createCluster("c-early", "tc-early");
+  e2e::mergePatch(kNamespace, kClusters, "c-wrong",
+                  {{"spec", {{"infrastructureRef", {{"name", "tc-wrong"}}}}}});
+  ASSERT_TRUE(eventually(
+      [] {
+        return readyTrue(get("terraformcluster", "tc-early")) &&
+               readyTrue(get("terraformcluster", "tc-wrong"));
+      },
+      std::chrono::seconds(300)))
+      << get("terraformcluster", "tc-early").dump(2) << get("terraformcluster", "tc-wrong").dump(2)
+      << manager_.processLog();
+  EXPECT_EQ(e2e::runJobs(kNamespace, "tc-early", "apply").size(), 1U);
+  EXPECT_EQ(e2e::runJobs(kNamespace, "tc-wrong", "apply").size(), 1U);
 }
 
 TEST_F(GatesE2eTest, AMachineWaitsForItsClusterGateByGate) {

@@ -2,7 +2,8 @@
 // CaptfMetrics fills holds exactly the specified families, each with its type,
 // its label names in order and an [ALPHA] HELP; captf_jobs_active counts the
 // running run Jobs of the Job cache at scrape time; the per-object gauges go
-// with their object.
+// with their object. A wired manager serves the process collector's families
+// and kubernetes_feature_enabled beside them.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -15,8 +16,10 @@
 
 #include "manager/api/keys.h"
 #include "manager/controllers/metrics.h"
+#include "manager/kube/manager.h"
 #include "manager/kube/metrics.h"
 #include "test/manager/kube/fake_client.h"
+#include "test/manager/kube/fakes.h"
 
 namespace captf::controllers {
 namespace {
@@ -126,6 +129,82 @@ TEST(CaptfMetricsTest, EveryFamilyIsExposedWithItsTypeEvenBeforeASample) {
                               "contract=\"v1alpha1\"} 1\n"));
   // captf_jobs_active has no source yet: no sample, and no made-up zero.
   EXPECT_THAT(text, Not(HasSubstr("captf_jobs_active{")));
+}
+
+// What a wired manager serves beside the captf_ families
+// (manager/kube/standard_metrics.h), written out with the help texts of the
+// libraries that define them: client_golang's process collector and
+// component-base's kubernetes_feature_enabled.
+struct StandardFamily {
+  std::string name;
+  kube::MetricType type;
+  std::vector<std::string> labels;
+  std::string help;
+};
+
+const std::vector<StandardFamily>& standardFamilies() {
+  static const auto* families = new std::vector<StandardFamily>{
+      {"process_cpu_seconds_total",
+       kCounter,
+       {},
+       "Total user and system CPU time spent in seconds."},
+      {"process_resident_memory_bytes", kGauge, {}, "Resident memory size in bytes."},
+      {"process_virtual_memory_bytes", kGauge, {}, "Virtual memory size in bytes."},
+      {"process_virtual_memory_max_bytes",
+       kGauge,
+       {},
+       "Maximum amount of virtual memory available in bytes."},
+      {"process_open_fds", kGauge, {}, "Number of open file descriptors."},
+      {"process_max_fds", kGauge, {}, "Maximum number of open file descriptors."},
+      {"process_start_time_seconds",
+       kGauge,
+       {},
+       "Start time of the process since unix epoch in seconds."},
+      {"kubernetes_feature_enabled",
+       kGauge,
+       {"name", "stage"},
+       "[BETA] This metric records the data about the stage and enablement of a k8s feature."},
+  };
+  return *families;
+}
+
+TEST(CaptfMetricsTest, AWiredManagerAlsoServesTheProcessAndFeatureGateFamilies) {
+  // Against an address nothing listens on: creating a manager connects to
+  // nothing.
+  kube::RestConfig config;
+  config.server = "https://127.0.0.1:1";
+  kube::ManagerOptions options;
+  options.health_probe_address = "";
+  options.feature_gates = {{"ContextualLogging", "BETA", true},
+                           {"LoggingAlphaOptions", "ALPHA", false}};
+  auto manager = kube::Manager::create(config, std::move(options), kube::testing::quietLogger());
+  ASSERT_TRUE(manager.ok()) << manager.status();
+  std::map<std::string, kube::MetricDescription> registered;
+  for (kube::MetricDescription& d : (*manager)->metrics().describe()) {
+    registered.emplace(d.name, std::move(d));
+  }
+  for (const StandardFamily& want : standardFamilies()) {
+    auto it = registered.find(want.name);
+    if (it == registered.end()) {
+      ADD_FAILURE() << want.name << " is not registered";
+      continue;
+    }
+    EXPECT_EQ(kube::metricTypeName(it->second.type), std::string(kube::metricTypeName(want.type)))
+        << want.name;
+    EXPECT_EQ(it->second.labels, want.labels) << want.name;
+    EXPECT_EQ(it->second.help, want.help) << want.name;
+  }
+  // Nothing of the Go runtime: the manager is not a Go program
+  // (docs/decisions/manager-binary.md#metrics).
+  for (const auto& [name, description] : registered) {
+    EXPECT_FALSE(name.starts_with("go_")) << name;
+  }
+  const std::string text = (*manager)->metrics().render();
+  EXPECT_THAT(text, HasSubstr("kubernetes_feature_enabled{name=\"ContextualLogging\","
+                              "stage=\"BETA\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("kubernetes_feature_enabled{name=\"LoggingAlphaOptions\","
+                              "stage=\"ALPHA\"} 0\n"));
+  EXPECT_THAT(text, HasSubstr("\nprocess_resident_memory_bytes "));
 }
 
 json runJob(const std::string& name, const std::string& owner_kind, const std::string& op,

@@ -227,6 +227,15 @@ TEST_F(TerraformClusterE2eTest, ManagerServesProbesMetricsAndWebhooks) {
     EXPECT_THAT(metrics.output, HasSubstr(absl::StrCat("# TYPE ", family, " ", type, "\n")))
         << family;
   }
+  // Beside them, what a controller-runtime manager serves: the process
+  // collector, read at the scrape, and the feature gates
+  // (docs/decisions/manager-binary.md#metrics).
+  EXPECT_GT(e2e::metricValue(metrics.output, "process_resident_memory_bytes", {}).value_or(0), 0)
+      << metrics.output;
+  EXPECT_EQ(e2e::metricValue(metrics.output, "kubernetes_feature_enabled",
+                             {{"name", "ContextualLogging"}, {"stage", "BETA"}}),
+            1.0)
+      << metrics.output;
   // Leader election on the fixed Lease.
   ASSERT_TRUE(eventually([] {
     const json lease =

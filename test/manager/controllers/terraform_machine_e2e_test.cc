@@ -440,13 +440,15 @@ TEST_F(TerraformMachineE2eTest, ARemediationRequestIsWithdrawnWhenTheMachineReco
           "(timecmp(plantimestamp(), timeadd(terraform_data.born.output, \"30s\")) < 0 || "
           "timecmp(plantimestamp(), timeadd(terraform_data.born.output, \"150s\")) >= 0)"),
       env().tofu);
+  // By tag: the apply pins the digest it ran (checked below).
+  const std::string tagged = image.substr(0, image.find('@')) + ":e2e";
   apply({{"apiVersion", "infrastructure.cluster.x-k8s.io/v1alpha1"},
          {"kind", "TerraformMachineTemplate"},
          {"metadata", {{"name", "relapse"}, {"namespace", kNamespace}}},
          {"spec",
           {{"template",
             {{"spec",
-              {{"source", {{"image", image}}},
+              {{"source", {{"image", tagged}}},
                {"remediation",
                 {{"annotateMachine", true},
                  {"unhealthyThreshold", 1},
@@ -479,6 +481,26 @@ TEST_F(TerraformMachineE2eTest, ARemediationRequestIsWithdrawnWhenTheMachineReco
   // The same Machine, still provisioned.
   EXPECT_EQ(machines("relapse")[0]["metadata"].value("name", ""), machine);
   EXPECT_TRUE(provisioned("relapse", 1));
+  // Its apply ran the tag; its health refreshes ran the digest that apply
+  // pinned (docs/behaviour/inputs.md, immutable inputs).
+  EXPECT_EQ(getJson({"-n", kNamespace, "get", "secret", "captf-inputs-m-" + infra})["metadata"]
+                .value("annotations", json::object())
+                .value("captf.io/image-digest", ""),
+            image.substr(image.find('@') + 1));
+  const auto image_of = [](const std::string& job) {
+    const json containers =
+        getJson({"-n", kNamespace, "get", "job", job})["spec"]["template"]["spec"].value(
+            "containers", json::array());
+    return containers.empty() ? std::string() : containers[0].value("image", "");
+  };
+  for (const std::string& job : e2e::runJobs(kNamespace, infra, "apply")) {
+    EXPECT_EQ(image_of(job), tagged) << job;
+  }
+  const std::vector<std::string> refreshes = e2e::runJobs(kNamespace, infra, "refresh");
+  ASSERT_FALSE(refreshes.empty());
+  for (const std::string& job : refreshes) {
+    EXPECT_EQ(image_of(job), image) << job;
+  }
   scale("relapse", 0);
   ASSERT_TRUE(eventually([] { return machines("relapse").empty(); }, std::chrono::seconds(360)))
       << machines("relapse").dump(2);

@@ -5,13 +5,16 @@
 //
 //   a MachinePool of 3 → 3 provider IDs in spec.providerIDList,
 //   status.replicas 3, provisioned, one apply; scaling to 5 and to 2
-//   re-applies once each and the module's count follows; with the
+//   re-applies once each and the module's count follows; a pool with
+//   another owner but no MachinePool waits (WaitingForOwnerMachinePool)
+//   with no Job until its MachinePool appears, then applies; with the
 //   autoscaler's min 2 / max 4 annotations a request for 6 gives 4,
 //   AutoscalingActive, the claim on the MachinePool and one write-back of 4
 //   to MachinePool.spec.replicas; deleting a pool destroys it and leaves no
 //   state behind.
 #include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -90,10 +93,26 @@ protected:
   }
   // A TerraformMachinePool and the MachinePool that owns it.
   static void createPool(const std::string& name, int replicas, const json& annotations = {}) {
+    createTerraformMachinePool(name);
+    createMachinePool(name, replicas, annotations);
+  }
+  // A TerraformMachinePool owned by `owners` ({apiVersion, kind, name, uid}
+  // each; none when empty).
+  static void createTerraformMachinePool(const std::string& name,
+                                         const json& owners = json::array()) {
+    json meta = {{"name", name}, {"namespace", kNamespace}};
+    if (!owners.empty()) {
+      meta["ownerReferences"] = owners;
+    }
     apply({{"apiVersion", "infrastructure.cluster.x-k8s.io/v1alpha1"},
            {"kind", "TerraformMachinePool"},
-           {"metadata", {{"name", name}, {"namespace", kNamespace}}},
+           {"metadata", meta},
            {"spec", {{"source", {{"image", pool_image_}}}}}});
+  }
+  // A MachinePool of the cluster naming TerraformMachinePool `name`; Cluster
+  // API makes it the pool's owner.
+  static void createMachinePool(const std::string& name, int replicas,
+                                const json& annotations = {}) {
     json meta = {{"name", name}, {"namespace", kNamespace}};
     if (annotations.is_object()) {
       meta["annotations"] = annotations;
@@ -194,6 +213,42 @@ TEST_F(TerraformMachinePoolE2eTest, AMachinePoolScalesAndTheModuleFollows) {
   // The group's ID was written once (it did not change with the replicas).
   EXPECT_EQ(e2e::eventsFor(kNamespace, "mp", "ProviderIDSet").size(), 1U);
   expectNoBootstrapLeak();
+}
+
+// A pool whose only owner is not a MachinePool (as a topology's, before its
+// MachinePool exists) runs nothing, False/WaitingForOwnerMachinePool
+// (docs/behaviour/lifecycle.md#the-reconcile-pass); once its MachinePool
+// appears and Cluster API adopts it, it applies once.
+TEST_F(TerraformMachinePoolE2eTest, APoolRunsNothingUntilItsMachinePoolOwnsIt) {
+  apply({{"apiVersion", "v1"},
+         {"kind", "ConfigMap"},
+         {"metadata", {{"name", "pool-owner-stand-in"}, {"namespace", kNamespace}}}});
+  const std::string uid = getJson({"-n", kNamespace, "get", "configmap", "pool-owner-stand-in"})
+                              .value("metadata", json::object())
+                              .value("uid", "");
+  createTerraformMachinePool("early", json::array({{{"apiVersion", "v1"},
+                                                    {"kind", "ConfigMap"},
+                                                    {"name", "pool-owner-stand-in"},
+                                                    {"uid", uid}}}));
+  ASSERT_TRUE(eventually(
+      [] {
+        const json p = pool("early");
+        return conditionOf(p, "DependenciesReady", "status") == "False" &&
+               conditionOf(p, "DependenciesReady", "reason") == "WaitingForOwnerMachinePool";
+      },
+      std::chrono::seconds(120)))
+      << pool("early").dump(2) << manager_.processLog();
+  EXPECT_THAT(conditionOf(pool("early"), "DependenciesReady", "message"),
+              HasSubstr("waiting for a MachinePool to own this TerraformMachinePool"));
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  EXPECT_EQ(jobsOf("early", "apply"), 0U);
+  EXPECT_TRUE(list("secrets", "tfstateSecretSuffix=" + stateSuffix("early")).empty());
+  EXPECT_NE(conditionOf(pool("early"), "Ready", "status"), "True");
+
+  createMachinePool("early", 1);
+  ASSERT_TRUE(eventually([] { return converged("early", 1); }, std::chrono::seconds(300)))
+      << pool("early").dump(2) << machinePool("early").dump(2) << manager_.processLog();
+  EXPECT_EQ(jobsOf("early", "apply"), 1U);
 }
 
 TEST_F(TerraformMachinePoolE2eTest, AutoscalerBoundsGiveTheModuleTheCountAndItIsWrittenBack) {

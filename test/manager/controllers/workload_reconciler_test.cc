@@ -6,6 +6,7 @@
 //   - no Job is created from a stale copy of the object, and no write of a
 //     pass over a stale copy carries its status patch over a newer status;
 //   - a stuck Job (never started, inputs Secret gone) is deleted;
+//   - a lock whose holder pod is gone is forced only past its Job's deadline;
 //   - a pod that cannot pull its image sets ImagePullFailed once (one Event,
 //     one count), keeps its Job, and clears when the image is pulled;
 //   - final cleanup deletes Leases and state, and the finalizer goes last;
@@ -38,6 +39,7 @@
 #include "manager/kube/metrics.h"
 #include "manager/lifecycle/names.h"
 #include "manager/workspace/backups.h"
+#include "manager/workspace/locks.h"
 #include "manager/workspace/names.h"
 #include "manager/workspace/state.h"
 #include "test/contract/test_util.h"
@@ -451,6 +453,62 @@ TEST_F(WorkloadReconcilerTest, AStuckJobIsDeleted) {
   ASSERT_TRUE(reconcile().ok());
   EXPECT_TRUE(jobs().empty());
   EXPECT_THAT(events_.reasons, Contains("StuckJobDeleted"));
+}
+
+// docs/behaviour/state.md#locks: a lock whose holder pod no longer exists is
+// forced only once that pod's Job is past its deadline and grace period (a
+// pod deleted with --force on a lost node may still run and write the
+// state); before, no Job starts and StateLocked says so.
+TEST_F(WorkloadReconcilerTest, AGoneHoldersLockIsForcedOnlyPastItsJobsDeadline) {
+  ASSERT_TRUE(reconcile().ok());
+  const std::string job = kube::meta::name(jobs().at(0));
+  json started = *store_.get(kinds::kJob, {kNs, job});
+  started["metadata"]["creationTimestamp"] = "2023-11-14T22:13:20Z"; // the fake clock's start
+  store_.put(started);
+  finishInterrupted(job); // its pod gone, its runtime's lock left behind
+  const workspace::ObjectRef ref{contract::Role::kCluster, kNs, kName, "uid-c1", "capi-c1"};
+  store_.put(
+      {{"apiVersion", "coordination.k8s.io/v1"},
+       {"kind", "Lease"},
+       {"metadata",
+        {{"name", workspace::lockLeaseName(workspace::stateSuffix(ref))},
+         {"namespace", kNs},
+         {"resourceVersion", "1"},
+         {"annotations",
+          {{std::string(workspace::kLockInfoAnnotation), json({{"ID", "9e1f-lock"},
+                                                               {"Operation", "OperationTypeApply"},
+                                                               {"Who", "runner@" + job + "-q7x2z"}})
+                                                             .dump()}}}}},
+       {"spec", {{"holderIdentity", "9e1f-lock"}}}});
+  const std::int64_t deadline = started["spec"].value("activeDeadlineSeconds", 0);
+  const std::int64_t grace =
+      started["spec"]["template"]["spec"].value("terminationGracePeriodSeconds", 0);
+  ASSERT_GT(deadline, 0);
+
+  auto held = reconcile();
+  ASSERT_TRUE(held.ok()) << held.status();
+  EXPECT_EQ(jobs().size(), 1U) << "no Job while the holder may still run";
+  bool locked = false;
+  for (const json& c : live()["status"].value("conditions", json::array())) {
+    locked = locked ||
+             (c.value("type", "") == "StateReadable" && c.value("reason", "") == "StateLocked" &&
+              c.value("message", "").find("no longer exists") != std::string::npos);
+  }
+  EXPECT_TRUE(locked) << live()["status"].dump(2);
+  EXPECT_THAT(events_.reasons, Not(Contains("ForceUnlocked")));
+  EXPECT_GT(held->requeue_after, kube::Duration::zero());
+  EXPECT_LE(held->requeue_after, std::chrono::seconds(deadline + grace + 1))
+      << "looked at again by the time the lock may be forced";
+
+  clock_.advance(std::chrono::seconds(deadline + grace + 1));
+  ASSERT_TRUE(reconcile().ok());
+  ASSERT_EQ(jobs().size(), 2U);
+  EXPECT_THAT(events_.reasons, Contains("ForceUnlocked"));
+  bool forced = false;
+  for (const json& created : jobs()) {
+    forced = forced || created.dump().find("--force-unlock=9e1f-lock") != std::string::npos;
+  }
+  EXPECT_TRUE(forced);
 }
 
 TEST_F(WorkloadReconcilerTest, AnImagePullFailureIsReportedOnceAndTheJobWaitsForTheImage) {

@@ -1,6 +1,7 @@
 // The manager's command line: what it refuses at start (docs/reference/flags.md).
 #include <algorithm>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -34,6 +35,39 @@ TEST(FeatureGatesTest, TheLoggingGatesAreTakenWithGosBoolSpellings) {
                               "LoggingBetaOptions=True"),
             "");
   EXPECT_EQ(parseError({"--feature-gates=ContextualLogging=false,AllBeta=true"}), "");
+}
+
+// "name=stage:enabled" per gate, the shape of the kubernetes_feature_enabled series.
+std::vector<std::string> gateStates(std::string_view value) {
+  std::vector<std::string> out;
+  for (const kube::FeatureGate& gate : featureGates(value)) {
+    out.push_back(gate.name + "=" + gate.stage + ":" + (gate.enabled ? "1" : "0"));
+  }
+  return out;
+}
+
+TEST(FeatureGatesTest, EveryGateIsReportedWithItsStageAndComponentBasesDefault) {
+  EXPECT_THAT(gateStates(""), ::testing::ElementsAre(
+                                  "AllAlpha=ALPHA:0", "AllBeta=BETA:0", "ContextualLogging=BETA:1",
+                                  "LoggingAlphaOptions=ALPHA:0", "LoggingBetaOptions=BETA:1"));
+  EXPECT_THAT(gateStates(" ContextualLogging=false, LoggingAlphaOptions=T"),
+              ::testing::ElementsAre("AllAlpha=ALPHA:0", "AllBeta=BETA:0",
+                                     "ContextualLogging=BETA:0", "LoggingAlphaOptions=ALPHA:1",
+                                     "LoggingBetaOptions=BETA:1"));
+  // A later entry wins.
+  EXPECT_THAT(gateStates("ContextualLogging=false,ContextualLogging=true"),
+              ::testing::Contains("ContextualLogging=BETA:1"));
+}
+
+TEST(FeatureGatesTest, AllAlphaAndAllBetaSetTheGatesOfTheirStageLeftUnset) {
+  EXPECT_THAT(gateStates("AllAlpha=true"),
+              ::testing::ElementsAre("AllAlpha=ALPHA:1", "AllBeta=BETA:0",
+                                     "ContextualLogging=BETA:1", "LoggingAlphaOptions=ALPHA:1",
+                                     "LoggingBetaOptions=BETA:1"));
+  EXPECT_THAT(gateStates("AllBeta=false,LoggingBetaOptions=true"),
+              ::testing::ElementsAre("AllAlpha=ALPHA:0", "AllBeta=BETA:0",
+                                     "ContextualLogging=BETA:0", "LoggingAlphaOptions=ALPHA:0",
+                                     "LoggingBetaOptions=BETA:1"));
 }
 
 TEST(FeatureGatesTest, AnUnknownGateOrValueStopsTheManagerNamingIt) {

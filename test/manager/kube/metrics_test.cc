@@ -1,4 +1,5 @@
 #include <arpa/inet.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -65,6 +66,20 @@ TEST(MetricsTest, GaugeFuncsAreCollectedAtScrape) {
                       "captf_cache_objects{kind=\"Secret\"} 2\n"),
             std::string::npos)
       << text;
+}
+
+TEST(MetricsTest, CounterFuncsAreCollectedAtScrapeAndTypedCounter) {
+  MetricsRegistry registry;
+  double cpu = 1.25;
+  registry.counterFunc("process_cpu_seconds_total", "CPU", {}, [&](auto& samples) {
+    samples.push_back({{}, cpu});
+  });
+  EXPECT_EQ(registry.render(), "# HELP process_cpu_seconds_total CPU\n"
+                               "# TYPE process_cpu_seconds_total counter\n"
+                               "process_cpu_seconds_total 1.25\n");
+  cpu = 1700000012.34; // every digit kept, not 1.7e+09
+  EXPECT_THAT(registry.render(), ::testing::HasSubstr("process_cpu_seconds_total 1700000012.34\n"));
+  EXPECT_EQ(registry.describe().front().type, MetricType::kCounter);
 }
 
 TEST(MetricsTest, ExponentialBuckets) {

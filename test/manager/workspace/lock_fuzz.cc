@@ -69,8 +69,9 @@ void exercise(const nlohmann::json& lease, bool quotable_annotation) {
     ours = ours || workspace::heldByPodOf(*lock, job);
   }
   if (decision.state == workspace::LockState::kLive ||
-      decision.state == workspace::LockState::kStale) {
-    check(ours, "only a pod of the object's Jobs holds a live or stale lock");
+      decision.state == workspace::LockState::kStale ||
+      decision.state == workspace::LockState::kHolderGone) {
+    check(ours, "only a pod of the object's Jobs holds a live, stale or gone holder's lock");
   } else {
     check(decision.state == workspace::LockState::kForeign && !ours, "any other holder is foreign");
   }

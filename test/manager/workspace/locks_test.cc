@@ -45,7 +45,7 @@ TEST(LocksTest, TheLockIdIsTheHolderIdentity) {
   ASSERT_TRUE(edited.has_value());
   EXPECT_EQ(edited->id, "5c2d-by-hand");
   EXPECT_EQ(edited->who, "runner@captf-m-x-apply-a1-abcdef-7xk2p");
-  const OwnRunners finished{{"captf-m-x-apply-a1-abcdef"}, {}};
+  const OwnRunners finished{{"captf-m-x-apply-a1-abcdef"}, {}, {"captf-m-x-apply-a1-abcdef"}};
   EXPECT_EQ(decideLock(edited, finished).state, LockState::kStale);
   EXPECT_EQ(decideLock(edited, finished).lock.id, "5c2d-by-hand");
 
@@ -69,7 +69,25 @@ TEST(LocksTest, DecidesLiveStaleForeignAndFree) {
       {"no lock", std::nullopt, {}, LockState::kFree},
       {"our running pod", lock, {{"captf-m-x-apply-a1-abcdef"}, {{pod, false}}}, LockState::kLive},
       {"our finished pod", lock, {{"captf-m-x-apply-a1-abcdef"}, {{pod, true}}}, LockState::kStale},
-      {"our pod is gone", lock, {{"captf-m-x-apply-a1-abcdef"}, {}}, LockState::kStale},
+      {"our pod is gone, its Job past its deadline",
+       lock,
+       {{"captf-m-x-apply-a1-abcdef"}, {}, {"captf-m-x-apply-a1-abcdef"}},
+       LockState::kStale},
+      // A pod deleted with --force on a lost node may run on.
+      {"our pod is gone, its Job within its deadline",
+       lock,
+       {{"captf-m-x-apply-a1-abcdef"}, {}},
+       LockState::kHolderGone},
+      {"another Job past its deadline is no proof",
+       lock,
+       {{"captf-m-x-apply-a1-abcdef", "captf-m-x-apply-a2-012345"},
+        {},
+        {"captf-m-x-apply-a2-012345"}},
+       LockState::kHolderGone},
+      {"a finished pod needs no deadline",
+       lock,
+       {{"captf-m-x-apply-a1-abcdef"}, {{pod, true}}},
+       LockState::kStale},
       {"another object's job", lock, {{"captf-m-y-apply-a1-abcdef"}, {}}, LockState::kForeign},
       {"prefix is not enough", lock, {{"captf-m-x-apply-a1-abc"}, {}}, LockState::kForeign},
       {"no @ in Who",
@@ -87,6 +105,11 @@ TEST(LocksTest, DecidesLiveStaleForeignAndFree) {
     EXPECT_EQ(decision.state, c.want);
     if (c.want == LockState::kStale) {
       EXPECT_EQ(decision.lock.id, "4f1d-lock");
+    }
+    if (c.want == LockState::kHolderGone) {
+      EXPECT_THAT(decision.message, HasSubstr("captf-m-x-apply-a1-abcdef-7xk2p, which no longer "
+                                              "exists but may still run"));
+      EXPECT_THAT(decision.message, HasSubstr("deadline"));
     }
   }
 }
@@ -119,7 +142,9 @@ TEST(LocksTest, MessageClipsEachFieldOfTheLockInfo) {
                                {"Operation", huge},
                                {"Who", "runner@captf-m-x-apply-a1-abcdef-" + huge},
                                {"Created", huge}};
-  const OwnRunners own{.job_names = {"captf-m-x-apply-a1-abcdef"}, .pods = {}};
+  const OwnRunners own{.job_names = {"captf-m-x-apply-a1-abcdef"},
+                       .pods = {},
+                       .past_deadline = {"captf-m-x-apply-a1-abcdef"}};
   const auto lock = readLock(lease("id-" + huge, info.dump()));
   ASSERT_TRUE(lock.has_value());
   EXPECT_EQ(lock->id, "id-" + huge);

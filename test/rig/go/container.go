@@ -346,6 +346,9 @@ func (k *kubelet) runContainer(ctx context.Context, w *podWorker, pod *corev1.Po
 	img *pulled, vols map[string]string, base []string, isInit bool) corev1.ContainerStatus {
 	st := corev1.ContainerStatus{Name: c.Name, Image: c.Image, ImageID: c.Image,
 		ContainerID: fmt.Sprintf("rig://%s/%s", pod.UID, c.Name)}
+	if img != nil {
+		st.ImageID = img.id
+	}
 	terminated := func(code int32, reason, msg string, started metav1.Time) corev1.ContainerStatus {
 		st.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
 			ExitCode: code, Reason: reason, Message: msg, StartedAt: started, FinishedAt: metav1.Now(),

@@ -304,6 +304,11 @@ type imageStore struct {
 type pulled struct {
 	rootfs string
 	config v1.Config
+	// id is what a kubelet reports as the container's imageID: the
+	// repository at the digest the reference resolved to (an index's own,
+	// for a multi-platform image), whether the reference named a tag or a
+	// digest.
+	id string
 }
 
 // pull resolves REF for linux/amd64 and unpacks it under dir/<digest>. Plain
@@ -317,6 +322,10 @@ func (s *imageStore) pull(ref string) (*pulled, error) {
 	r, err := name.ParseReference(ref, name.Insecure)
 	if err != nil {
 		return nil, fmt.Errorf("invalid image reference %q: %v", ref, err)
+	}
+	desc, err := remote.Head(r)
+	if err != nil {
+		return nil, fmt.Errorf("pulling %s: %v", ref, err)
 	}
 	img, err := remote.Image(r, remote.WithPlatform(v1.Platform{OS: "linux", Architecture: "amd64"}))
 	if err != nil {
@@ -352,7 +361,8 @@ func (s *imageStore) pull(ref string) (*pulled, error) {
 			return nil, err
 		}
 	}
-	return &pulled{rootfs: filepath.Join(root, "rootfs"), config: cfg.Config}, nil
+	return &pulled{rootfs: filepath.Join(root, "rootfs"), config: cfg.Config,
+		id: r.Context().Name() + "@" + desc.Digest.String()}, nil
 }
 
 // unpack writes a flattened image filesystem, refusing paths that escape it.

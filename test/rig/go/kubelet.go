@@ -202,6 +202,12 @@ func (k *kubelet) heartbeat() {
 	}
 }
 
+// nodeLostAnnotation on a pod makes this kubelet behave, for that pod, as a
+// node the API server cannot reach: its deletion never stops its processes.
+// The fault tests set it before `kubectl delete pod --force
+// --grace-period=0` to leave a runner running without its pod object.
+const nodeLostAnnotation = "rig.captf.io/node-lost"
+
 // sync is called for every pod event. It queues for binding, starts or
 // deletes.
 func (k *kubelet) sync(pod *corev1.Pod) {
@@ -230,6 +236,12 @@ func (k *kubelet) sync(pod *corev1.Pod) {
 		go k.run(w, pod.DeepCopy())
 	}
 	k.mu.Unlock()
+	if pod.DeletionTimestamp != nil && pod.Annotations[nodeLostAnnotation] == "true" {
+		// As on a node that cannot be reached: nothing here hears of the
+		// deletion, so the pod's processes run on (a force delete removes
+		// the pod object without us).
+		return
+	}
 	if pod.DeletionTimestamp != nil {
 		if w == nil {
 			// Never started, or finished: nothing runs, so finish the delete.
