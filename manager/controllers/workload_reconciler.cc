@@ -1011,6 +1011,7 @@ absl::Status WorkloadReconciler::reconcileState(WorkloadPass& pass) {
   }
   if (pass.lock.state == workspace::LockState::kHolderGone && holder_end) {
     pass.lock.forced_from = holder_end->value;
+    pass.lock.message += " (at " + api::formatTime(*holder_end) + ")";
   }
   const std::string reason = str(workspace::stateReason(pass.verdict));
   ConditionStatus status = ConditionStatus::kFalse;

@@ -2,8 +2,9 @@
 // rig's capi tier, and each case breaks one thing at an exact point of a
 // TerraformCluster's run (a runner or its runtime SIGKILLed, the manager
 // SIGKILLed while a chosen write is held by the API server, the API server
-// or etcd restarted or stalled, a Job, the state Secret or the lock Lease
-// changed by hand), then checks the same invariants (checkInvariants):
+// or etcd restarted or stalled, the watches expired, the registry down, a
+// Job, the state Secret or the lock Lease changed by hand), then checks the
+// same invariants (checkInvariants):
 //
 //   - never two runner pods of one object running at once (watched on the
 //     host's processes during the whole case);
@@ -485,6 +486,8 @@ protected:
     std::vector<std::string> revs;
     std::string pause = "0";
     std::string pause_after = "0";
+    // The module image ("": the suite's).
+    std::string image{};
   };
 
   // Every case names its objects with its own `id`: the cases share one
@@ -509,7 +512,7 @@ protected:
   static void create(Obj& o) {
     o.revs = {"1"};
     e2e::createClusterPair(kNamespace, o.name, o.cluster,
-                           {{"source", {{"image", module_image_}}},
+                           {{"source", {{"image", o.image.empty() ? module_image_ : o.image}}},
                             {"identityRef", {{"name", kIdentity}}},
                             {"variables", variables(o)}});
   }
@@ -949,6 +952,117 @@ TEST_F(FaultTest, EtcdRestartsWithAJobActive) {
 // state: every write and quorum read hangs, then goes on.
 TEST_F(FaultTest, EtcdStalledFifteenSecondsWithAJobActive) {
   controlPlaneFaultDuringAnApply("ep", "3", {"pause", "etcd", "15"}, std::chrono::seconds(15));
+}
+
+// etcd compacted at its current revision, then kube-apiserver restarted,
+// while an apply Job runs: the manager's watches resume from revisions that
+// are gone and are answered 410 Gone, as after an outage longer than the
+// API server's compaction interval, and its informers relist; the run goes
+// on. The new API server's watch cache answers 410 to a resourceVersion
+// older than its first list; a watch that comes back before that cache is
+// ready is served from etcd, which the compaction makes answer 410 too. The
+// suite's manager would not see it: its renew deadline (8 s) is shorter
+// than the API server's restart, so it exits (leader election lost) and
+// its successor lists afresh. This case's manager renews for 45 s.
+TEST_F(FaultTest, WatchesExpireWithAJobActive) {
+  struct LongLease {
+    LongLease() {
+      manager_.stopCleanly();
+      manager_.lease_duration = "60s";
+      manager_.renew_deadline = "45s";
+      manager_.start();
+    }
+    ~LongLease() {
+      manager_.stopCleanly();
+      manager_.lease_duration = "10s";
+      manager_.renew_deadline = "8s";
+      manager_.start();
+    }
+    LongLease(const LongLease&) = delete;
+    LongLease& operator=(const LongLease&) = delete;
+  } long_lease;
+  ASSERT_TRUE(eventually([] { return !manager_.metrics().empty(); }, std::chrono::seconds(30)))
+      << manager_.processLog();
+  for (int rep = 0; rep < reps(); ++rep) {
+    Obj o = newObj("wx", rep);
+    // Longer than the API server's restart: the run writes its state once
+    // the API server is back (a failed run would wait the 1 min backoff).
+    o.pause = "20";
+    CaseWatch watch(manager_, o.name);
+    const size_t log_before = manager_.logText().size();
+    create(o);
+    ASSERT_TRUE(stepChild(o, "slow")) << manager_.processLog();
+    runRig({"compact", "etcd"});
+    runRig({"restart", "apiserver"});
+    checkInvariants(watch, o);
+    const std::string log = manager_.logText().substr(log_before);
+    EXPECT_EQ(log.find("leader election lost"), std::string::npos) << log;
+    EXPECT_TRUE(absl::StrContains(log, "informer watch expired, relisting kind=Job "))
+        << "the Job informer did not relist:\n"
+        << log;
+  }
+}
+
+// --- The registry ------------------------------------------------------------------
+
+// The registry stopped (its port refusing connections) for 20 s when a new
+// object's apply pod pulls a module image of its own: the object is
+// ApplyJobSucceeded=False/ImagePullFailed while the Job waits, with one
+// Event and one count and no failed run (docs/behaviour/jobs.md#image-pulls);
+// the registry back, the same Job pulls and the object is Ready.
+TEST_F(FaultTest, RegistryDownWhileAnApplyPodPulls) {
+  for (int rep = 0; rep < reps(); ++rep) {
+    Obj o = newObj("rg", rep);
+    // Its own content (a comment with its name): a digest no pod has used.
+    o.image = runner::e2e::Images::get().module(
+        "fault-" + o.name, moduleText() + "# " + o.name + "\n", e2e::env().tofu);
+    ASSERT_FALSE(o.image.empty());
+    CaseWatch watch(manager_, o.name);
+    const e2e::MetricsSince since(manager_);
+    const auto stopped = std::chrono::steady_clock::now();
+    runRig({"stop", "registry", "20"});
+    create(o);
+    ASSERT_TRUE(eventually(
+        [&] {
+          return e2e::conditionOf(tc(o.name), "ApplyJobSucceeded", "reason") == "ImagePullFailed";
+        },
+        std::chrono::seconds(30)))
+        << tc(o.name).dump(2) << manager_.processLog();
+    const auto seen = std::chrono::steady_clock::now() - stopped;
+    EXPECT_LT(seen, std::chrono::seconds(20)) << "ImagePullFailed came after the registry's return";
+    const json waiting = tc(o.name);
+    // The kubelet's back-off shows in the message, not as a second Event.
+    EXPECT_TRUE(eventually(
+        [&] {
+          return absl::StrContains(e2e::conditionOf(tc(o.name), "ApplyJobSucceeded", "message"),
+                                   "ImagePullBackOff");
+        },
+        std::chrono::seconds(8)))
+        << tc(o.name).dump(2);
+    EXPECT_EQ(e2e::conditionOf(waiting, "ApplyJobSucceeded", "status"), "False");
+    EXPECT_EQ(e2e::conditionOf(waiting, "Ready", "status"), "False");
+    // The module image; or the runner's, when no pod of this rig has pulled
+    // it yet (a case run alone): the rig's kubelet, as a real one, asks the
+    // registry again for no image it holds by digest.
+    const std::string message = e2e::conditionOf(waiting, "ApplyJobSucceeded", "message");
+    EXPECT_TRUE(absl::StrContains(message, "image " + o.image + " of container source") ||
+                absl::StrContains(message, "image " + manager_.runner_image + " of container"))
+        << message;
+    const std::vector<std::string> jobs = e2e::runJobs(kNamespace, o.name, "apply");
+    ASSERT_EQ(jobs.size(), 1U);
+
+    checkInvariants(watch, o);
+    EXPECT_EQ(e2e::runJobs(kNamespace, o.name, "apply"), jobs) << "the Job that waited ran";
+    EXPECT_EQ(e2e::conditionOf(tc(o.name), "ApplyJobSucceeded", "reason"), "ApplySucceeded");
+    EXPECT_EQ(e2e::eventsFor(kNamespace, o.name, "ImagePullFailed").size(), 1U);
+    EXPECT_EQ(since.delta("captf_image_pull_failures_total",
+                          {{"kind", "TerraformCluster"}, {"op", "apply"}}),
+              1.0);
+    EXPECT_EQ(since.delta("captf_jobs_total",
+                          {{"kind", "TerraformCluster"}, {"op", "apply"}, {"result", "failed"}}),
+              0.0)
+        << "a failed run was counted";
+  }
 }
 
 // --- Objects changed by someone else -------------------------------------------

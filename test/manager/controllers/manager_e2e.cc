@@ -209,8 +209,8 @@ void ManagerRig::start(const std::vector<std::string>& extra) {
       // loaded CI machine's stalls do not reach (at 3 s, a manager lost its
       // lease and stopped mid-test under three parallel rigs).
       "--leader-elect",
-      "--leader-elect-lease-duration=10s",
-      "--leader-elect-renew-deadline=8s",
+      "--leader-elect-lease-duration=" + lease_duration,
+      "--leader-elect-renew-deadline=" + renew_deadline,
       "--leader-elect-retry-period=1s",
       "--webhook-port=" + std::to_string(webhook_port),
       "--webhook-cert-dir=" + dir + "/certs",

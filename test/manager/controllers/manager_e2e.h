@@ -94,6 +94,11 @@ struct ManagerRig {
   std::string sync_period = "30s";
   // --v: 4 (the -v=4 decision lines); the manager's levels end at 5 (trace).
   int verbosity = 4;
+  // --leader-elect-lease-duration and --leader-elect-renew-deadline (see
+  // start()); a test that needs a manager to outlast a longer API server
+  // outage sets longer ones.
+  std::string lease_duration = "10s";
+  std::string renew_deadline = "8s";
   int webhook_port = 0;
   int health_port = 0;
   int metrics_port = 0;

@@ -86,25 +86,36 @@ const std::vector<Family>& specifiedFamilies() {
   return *families;
 }
 
+using Registered = std::map<std::string, kube::MetricDescription>;
+
+// The registered family `name`, checked for its type and labels; null (the
+// failure recorded) when it is not registered.
+const kube::MetricDescription* expectFamily(const Registered& registered, const std::string& name,
+                                            kube::MetricType type,
+                                            const std::vector<std::string>& labels) {
+  auto it = registered.find(name);
+  if (it == registered.end()) {
+    ADD_FAILURE() << name << " is not registered";
+    return nullptr;
+  }
+  EXPECT_EQ(kube::metricTypeName(it->second.type), std::string(kube::metricTypeName(type))) << name;
+  EXPECT_EQ(it->second.labels, labels) << name;
+  return &it->second;
+}
+
 TEST(CaptfMetricsTest, RegistersExactlyTheSpecifiedFamiliesWithTheirTypesAndLabels) {
   kube::MetricsRegistry registry;
   CaptfMetrics metrics(registry, "1.2.3", "abc");
-  std::map<std::string, kube::MetricDescription> registered;
+  Registered registered;
   for (kube::MetricDescription& d : registry.describe()) {
     registered.emplace(d.name, std::move(d));
   }
   std::set<std::string> specified;
   for (const Family& want : specifiedFamilies()) {
     specified.insert(want.name);
-    auto it = registered.find(want.name);
-    if (it == registered.end()) {
-      ADD_FAILURE() << want.name << " is not registered";
-      continue;
+    if (const auto* found = expectFamily(registered, want.name, want.type, want.labels)) {
+      EXPECT_THAT(found->help, StartsWith("[ALPHA] ")) << want.name;
     }
-    EXPECT_EQ(kube::metricTypeName(it->second.type), std::string(kube::metricTypeName(want.type)))
-        << want.name;
-    EXPECT_EQ(it->second.labels, want.labels) << want.name;
-    EXPECT_THAT(it->second.help, StartsWith("[ALPHA] ")) << want.name;
   }
   // Nothing else under the captf_ prefix: a new family is specified (and
   // added above) first.
@@ -179,20 +190,14 @@ TEST(CaptfMetricsTest, AWiredManagerAlsoServesTheProcessAndFeatureGateFamilies) 
                            {"LoggingAlphaOptions", "ALPHA", false}};
   auto manager = kube::Manager::create(config, std::move(options), kube::testing::quietLogger());
   ASSERT_TRUE(manager.ok()) << manager.status();
-  std::map<std::string, kube::MetricDescription> registered;
+  Registered registered;
   for (kube::MetricDescription& d : (*manager)->metrics().describe()) {
     registered.emplace(d.name, std::move(d));
   }
   for (const StandardFamily& want : standardFamilies()) {
-    auto it = registered.find(want.name);
-    if (it == registered.end()) {
-      ADD_FAILURE() << want.name << " is not registered";
-      continue;
+    if (const auto* found = expectFamily(registered, want.name, want.type, want.labels)) {
+      EXPECT_EQ(found->help, want.help) << want.name;
     }
-    EXPECT_EQ(kube::metricTypeName(it->second.type), std::string(kube::metricTypeName(want.type)))
-        << want.name;
-    EXPECT_EQ(it->second.labels, want.labels) << want.name;
-    EXPECT_EQ(it->second.help, want.help) << want.name;
   }
   // Nothing of the Go runtime: the manager is not a Go program
   // (docs/decisions/manager-binary.md#metrics).

@@ -492,7 +492,8 @@ TEST_F(WorkloadReconcilerTest, AGoneHoldersLockIsForcedOnlyPastItsJobsDeadline) 
   for (const json& c : live()["status"].value("conditions", json::array())) {
     locked = locked ||
              (c.value("type", "") == "StateReadable" && c.value("reason", "") == "StateLocked" &&
-              c.value("message", "").find("no longer exists") != std::string::npos);
+              c.value("message", "").find("no longer exists") != std::string::npos &&
+              c.value("message", "").find("(at 2023-11-14T") != std::string::npos);
   }
   EXPECT_TRUE(locked) << live()["status"].dump(2);
   EXPECT_THAT(events_.reasons, Not(Contains("ForceUnlocked")));

@@ -23,6 +23,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	corev1 "k8s.io/api/core/v1"
 )
 
 // cmdImage builds images from directories and pushes them: the way the tests
@@ -298,6 +299,10 @@ type imageStore struct {
 	dir   string
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex
+	// present holds the images pulled by digest reference: as a real
+	// kubelet, the rig does not ask the registry again for one of them
+	// unless the pull policy is Always (a tag is resolved at every pull).
+	present map[string]*pulled
 }
 
 // pulled is an unpacked image.
@@ -309,6 +314,31 @@ type pulled struct {
 	// for a multi-platform image), whether the reference named a tag or a
 	// digest.
 	id string
+}
+
+// pullPolicy pulls REF as a kubelet does under policy: an image named by
+// digest that is present is used without the registry unless the policy is
+// Always.
+func (s *imageStore) pullPolicy(ref string, policy corev1.PullPolicy) (*pulled, error) {
+	byDigest := strings.Contains(ref, "@")
+	if byDigest && policy != corev1.PullAlways {
+		s.mu.Lock()
+		img := s.present[ref]
+		s.mu.Unlock()
+		if img != nil {
+			return img, nil
+		}
+	}
+	img, err := s.pull(ref)
+	if err == nil && byDigest {
+		s.mu.Lock()
+		if s.present == nil {
+			s.present = map[string]*pulled{}
+		}
+		s.present[ref] = img
+		s.mu.Unlock()
+	}
+	return img, err
 }
 
 // pull resolves REF for linux/amd64 and unpacks it under dir/<digest>. Plain

@@ -605,8 +605,11 @@ func (k *kubelet) fail(pod *corev1.Pod, reason, msg string) {
 	k.updateStatus(pod, func(s *corev1.PodStatus) { s.Phase, s.Reason, s.Message = corev1.PodFailed, reason, msg })
 }
 
-// pullAll pulls every image of the pod, retrying (as ImagePullBackOff) until
-// it works, the pod is deleted or its deadline passes.
+// pullAll pulls every image of the pod, retrying until it works, the pod is
+// deleted or its deadline passes. As a real kubelet does, a failed pull shows
+// as ErrImagePull and the wait before the next as ImagePullBackOff; the
+// back-off doubles from 1 s to at most 10 s (a real kubelet's runs from 10 s
+// to 5 min), so a registry that comes back is pulled from within 10 s.
 func (k *kubelet) pullAll(ctx context.Context, w *podWorker, pod *corev1.Pod) (map[string]*pulled, bool) {
 	imgs := map[string]*pulled{}
 	all := append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...)
@@ -614,32 +617,42 @@ func (k *kubelet) pullAll(ctx context.Context, w *podWorker, pod *corev1.Pod) (m
 		if imgs[c.Image] != nil {
 			continue
 		}
-		for backoff := time.Second; ; backoff = min(backoff*2, 30*time.Second) {
-			img, err := k.images.pull(c.Image)
+		isInit := false
+		for _, ic := range pod.Spec.InitContainers {
+			isInit = isInit || ic.Name == c.Name
+		}
+		waiting := func(reason, msg string) {
+			st := corev1.ContainerStatus{Name: c.Name, Image: c.Image, State: corev1.ContainerState{
+				Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: msg}}}
+			k.updateStatus(pod, func(s *corev1.PodStatus) {
+				if isInit {
+					putStatus(&s.InitContainerStatuses, st)
+				} else {
+					putStatus(&s.ContainerStatuses, st)
+				}
+			})
+		}
+		for backoff := time.Second; ; backoff = min(backoff*2, 10*time.Second) {
+			img, err := k.images.pullPolicy(c.Image, c.ImagePullPolicy)
 			if err == nil {
 				imgs[c.Image] = img
 				break
 			}
 			k.logf("%s/%s: %v", pod.Namespace, pod.Name, err)
-			waiting := corev1.ContainerStatus{Name: c.Name, Image: c.Image, State: corev1.ContainerState{
-				Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull", Message: err.Error()}}}
-			isInit := false
-			for _, ic := range pod.Spec.InitContainers {
-				isInit = isInit || ic.Name == c.Name
-			}
-			k.updateStatus(pod, func(s *corev1.PodStatus) {
-				if isInit {
-					putStatus(&s.InitContainerStatuses, waiting)
-				} else {
-					putStatus(&s.ContainerStatuses, waiting)
+			waiting("ErrImagePull", err.Error())
+			// Half the wait as ErrImagePull, the other half as
+			// ImagePullBackOff.
+			for i, reason := range []string{"", "ImagePullBackOff"} {
+				if i > 0 {
+					waiting(reason, fmt.Sprintf("Back-off pulling image %q: ErrImagePull: %v", c.Image, err))
 				}
-			})
-			select {
-			case <-ctx.Done():
-				return nil, false
-			case <-w.deleting:
-				return nil, false
-			case <-time.After(backoff):
+				select {
+				case <-ctx.Done():
+					return nil, false
+				case <-w.deleting:
+					return nil, false
+				case <-time.After(backoff / 2):
+				}
 			}
 		}
 	}

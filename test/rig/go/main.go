@@ -7,6 +7,8 @@
 //	rig down --dir DIR
 //	rig restart apiserver|etcd --dir DIR
 //	rig pause etcd SECONDS --dir DIR
+//	rig compact etcd --dir DIR
+//	rig stop registry SECONDS --dir DIR
 //	rig user --dir DIR --name NAME [--group G]...
 //	rig image push --dir DIR --rootfs ROOTFS --ref REPO:TAG [--entrypoint a,b] [--env K=V]...
 //
@@ -34,6 +36,10 @@ func main() {
 		err = cmdRestart(os.Args[2:])
 	case "pause":
 		err = cmdPause(os.Args[2:])
+	case "compact":
+		err = cmdCompact(os.Args[2:])
+	case "stop":
+		err = cmdStop(os.Args[2:])
 	case "user":
 		err = cmdUser(os.Args[2:])
 	case "image":
@@ -53,6 +59,8 @@ func usage() {
   rig down --dir DIR
   rig restart apiserver|etcd --dir DIR
   rig pause etcd SECONDS --dir DIR
+  rig compact etcd --dir DIR
+  rig stop registry SECONDS --dir DIR
   rig user --dir DIR --name NAME [--group GROUP]...
   rig image push --dir DIR --rootfs ROOTFS --ref REPO:TAG [--entrypoint CMD,ARG] [--env K=V]...
 `)

@@ -1,13 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -217,6 +220,115 @@ func cmdPause(args []string) error {
 	return fmt.Errorf("pause: etcd was not stopped within 10s; see %s", filepath.Join(l.logs(), "rig.log"))
 }
 
+// cmdCompact compacts etcd at its current revision (physically: the old
+// revisions are gone when it returns), so a watch that resumes from an
+// older resourceVersion is answered 410 Gone, as after an outage longer than
+// the API server's compaction interval. etcd's JSON gateway on its client
+// URL (plain HTTP on loopback, as the API server reaches it) serves both
+// calls.
+func cmdCompact(args []string) error {
+	if len(args) < 1 || args[0] != "etcd" {
+		return errors.New("compact: usage: compact etcd --dir DIR")
+	}
+	fs := flag.NewFlagSet("compact", flag.ExitOnError)
+	dir := fs.String("dir", "", "the rig's private directory")
+	_ = fs.Parse(args[1:])
+	l := layout{*dir}
+	if !pidAlive(readPid(l)) {
+		return fmt.Errorf("compact: no rig is running in %s", *dir)
+	}
+	b, err := os.ReadFile(l.p("etcd.url"))
+	if err != nil {
+		return fmt.Errorf("compact: the rig in %s does not name its etcd: %v", *dir, err)
+	}
+	rev, err := compactEtcd(strings.TrimSpace(string(b)))
+	if err != nil {
+		return fmt.Errorf("compact: %v", err)
+	}
+	fmt.Println(rev)
+	return nil
+}
+
+// compactEtcd reads etcd's current revision (a count-only range over every
+// key) and compacts at it; returns the revision.
+func compactEtcd(url string) (int64, error) {
+	post := func(path string, body map[string]any, out any) error {
+		text, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		resp, err := httpPlain.Post(url+path, "application/json", bytes.NewReader(text))
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		reply, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s: HTTP %d: %s", path, resp.StatusCode, strings.TrimSpace(string(reply)))
+		}
+		if out == nil {
+			return nil
+		}
+		return json.Unmarshal(reply, out)
+	}
+	// The range from "\x00" to "\x00" is every key; the gateway encodes
+	// bytes in base64 and 64-bit integers as strings.
+	var rangeReply struct {
+		Header struct {
+			Revision string `json:"revision"`
+		} `json:"header"`
+	}
+	if err := post("/v3/kv/range", map[string]any{"key": "AA==", "range_end": "AA==", "count_only": true},
+		&rangeReply); err != nil {
+		return 0, err
+	}
+	rev, err := strconv.ParseInt(rangeReply.Header.Revision, 10, 64)
+	if err != nil || rev < 1 {
+		return 0, fmt.Errorf("/v3/kv/range: no revision in the reply (%q)", rangeReply.Header.Revision)
+	}
+	if err := post("/v3/kv/compaction", map[string]any{"revision": strconv.FormatInt(rev, 10), "physical": true},
+		nil); err != nil {
+		return 0, err
+	}
+	return rev, nil
+}
+
+// cmdStop stops the registry (SIGTERM: its port refuses connections) and
+// returns once it has exited; the supervisor starts it again SECONDS later
+// on the same port and storage, even if the caller is gone: a registry
+// that is down for a while.
+func cmdStop(args []string) error {
+	if len(args) < 2 || args[0] != "registry" {
+		return errors.New("stop: usage: stop registry SECONDS --dir DIR")
+	}
+	seconds, err := strconv.Atoi(args[1])
+	if err != nil || seconds < 1 || seconds > 600 {
+		return fmt.Errorf("stop: SECONDS must be a whole number from 1 to 600, not %q", args[1])
+	}
+	fs := flag.NewFlagSet("stop", flag.ExitOnError)
+	dir := fs.String("dir", "", "the rig's private directory")
+	_ = fs.Parse(args[2:])
+	l := layout{*dir}
+	pid := readPid(l)
+	if !pidAlive(pid) {
+		return fmt.Errorf("stop: no rig is running in %s", *dir)
+	}
+	gen := l.p("registry.stopped")
+	before, _ := os.ReadFile(gen)
+	if err := os.WriteFile(l.p("stop.request"), []byte(strconv.Itoa(seconds)), 0o644); err != nil {
+		return err
+	}
+	_ = syscall.Kill(pid, syscall.SIGUSR2)
+	for i := 0; i < 300; i++ {
+		now, _ := os.ReadFile(gen)
+		if string(now) != string(before) {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("stop: the registry was not stopped within 15s; see %s", filepath.Join(l.logs(), "rig.log"))
+}
+
 // rig is the supervisor's state.
 type rig struct {
 	l    layout
@@ -237,6 +349,10 @@ type rig struct {
 	etcdArgs []string
 	// etcdPaused is true between a pause's SIGSTOP and its SIGCONT.
 	etcdPaused bool
+	// regConfig starts the registry again on the same port and storage
+	// (stop registry); regStopped is true until it has.
+	regConfig  string
+	regStopped bool
 	cancel     context.CancelFunc
 	kubelet    *kubelet
 }
@@ -265,6 +381,7 @@ func cmdServe(args []string) error {
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	resume := make(<-chan time.Time)
+	back := make(<-chan time.Time) // the registry's restart after a stop
 	for {
 		select {
 		case s := <-sigs:
@@ -280,8 +397,12 @@ func cmdServe(args []string) error {
 				continue
 			}
 			if s == syscall.SIGUSR2 {
-				b, _ := os.ReadFile(r.l.p("pause.request"))
-				seconds, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+				// A pause of etcd or a stop of the registry: each request
+				// is read once.
+				if seconds := takeRequest(r.l.p("stop.request")); seconds > 0 && r.stopRegistry() {
+					back = time.After(time.Duration(seconds) * time.Second)
+				}
+				seconds := takeRequest(r.l.p("pause.request"))
 				if seconds > 0 && !r.etcdPaused && !r.etcd.exited() {
 					fmt.Printf("rig: pausing etcd for %ds\n", seconds)
 					_ = syscall.Kill(-r.etcd.cmd.Process.Pid, syscall.SIGSTOP)
@@ -296,6 +417,10 @@ func cmdServe(args []string) error {
 			return nil
 		case <-resume:
 			r.resumeEtcd()
+		case <-back:
+			if err := r.restartRegistry(); err != nil {
+				fmt.Fprintf(os.Stderr, "rig: %v\n", err)
+			}
 		case <-tick.C:
 			if *owner > 0 && !pidAlive(*owner) {
 				fmt.Printf("rig: owner %d has exited, stopping\n", *owner)
@@ -448,6 +573,10 @@ func (r *rig) launchEtcd(client int) error {
 		return err
 	}
 	r.etcd = c
+	// What compact etcd reaches (cmdCompact).
+	if err := os.WriteFile(r.l.p("etcd.url"), []byte(fmt.Sprintf("http://127.0.0.1:%d\n", client)), 0o644); err != nil {
+		return err
+	}
 	bumpGeneration(r.l.p("etcd.generation"))
 	return nil
 }
@@ -477,6 +606,42 @@ func (r *rig) resumeEtcd() {
 		_ = syscall.Kill(-r.etcd.cmd.Process.Pid, syscall.SIGCONT)
 	}
 	fmt.Println("rig: etcd resumed")
+}
+
+// takeRequest reads and removes a request file of a command: its number
+// of seconds (0 when there is none).
+func takeRequest(path string) int {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	os.Remove(path)
+	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return n
+}
+
+// stopRegistry stops the registry for a stop request; false when it is
+// already stopped or the tier has none.
+func (r *rig) stopRegistry() bool {
+	if r.reg == nil || r.regStopped || r.reg.exited() {
+		return false
+	}
+	fmt.Println("rig: stopping the registry")
+	r.reg.stop(5 * time.Second)
+	r.regStopped = true
+	bumpGeneration(r.l.p("registry.stopped"))
+	return true
+}
+
+// restartRegistry starts the stopped registry again on the same port and
+// storage and waits until it serves /v2/.
+func (r *rig) restartRegistry() error {
+	if !r.regStopped {
+		return nil
+	}
+	r.regStopped = false
+	fmt.Println("rig: starting the registry again")
+	return r.launchRegistry()
 }
 
 // bumpGeneration adds one to the number in path (0 when missing): how a
@@ -667,19 +832,35 @@ http:
 		if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
 			return err
 		}
-		c, err := startComponent(r.l.logs(), "registry", r.bins.registry, []string{"serve", cfg}, nil)
-		if err != nil {
-			return err
-		}
-		url := "http://" + addr + "/v2/"
-		if err := c.waitReady(30*time.Second, func() error { return httpOK(http.DefaultClient, url) }); err != nil {
-			c.stop(5 * time.Second)
-			return err
-		}
-		r.reg = c
-		return nil
+		r.regConfig = cfg
+		return r.launchRegistry()
 	})
 	return addr, err
+}
+
+// launchRegistry starts the registry with r.regConfig and waits for /v2/.
+func (r *rig) launchRegistry() error {
+	c, err := startComponent(r.l.logs(), "registry", r.bins.registry, []string{"serve", r.regConfig}, nil)
+	if err != nil {
+		return err
+	}
+	b, err := os.ReadFile(r.regConfig)
+	if err != nil {
+		return err
+	}
+	addr := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "addr: "); ok {
+			addr = v
+		}
+	}
+	url := "http://" + addr + "/v2/"
+	if err := c.waitReady(30*time.Second, func() error { return httpOK(http.DefaultClient, url) }); err != nil {
+		c.stop(5 * time.Second)
+		return err
+	}
+	r.reg = c
+	return nil
 }
 
 // stop tears everything down, pods first, and removes the bulky data; the
