@@ -216,7 +216,11 @@ void RefWatcher::worker(std::stop_token stop) {
       if (next == remotes_.end()) {
         wake_.wait(lock, stop, changed);
       } else {
-        wake_.wait_until(lock, stop, next->second.due, changed);
+        // A copy: the wait reads its deadline again at every wake-up, with
+        // the lock taken back, and the remote may have been dropped (its
+        // last follower gone) meanwhile.
+        const Clock::time_point due = next->second.due;
+        wake_.wait_until(lock, stop, due, changed);
       }
       continue;
     }

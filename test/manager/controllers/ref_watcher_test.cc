@@ -302,5 +302,28 @@ TEST(RefWatcherTest, ACommitRefNeedsNoListingAndForgettingDropsTheRemote) {
   EXPECT_EQ(server.total(), 0);
 }
 
+// A worker waiting for a remote's next listing while that remote is
+// dropped (its last follower forgot it) must not read the dropped remote's
+// due time when it wakes: it once waited on a reference into the map node,
+// and the next follow's wake-up read freed memory (the manager aborted
+// under ASan).
+TEST(RefWatcherTest, ARemoteDroppedWhileAWorkerWaitsForItIsNotReadAgain) {
+  FakeRemotes server;
+  server.set(url("https://h/a.git").canonical, {{"refs/heads/main", kA}});
+  server.set(url("https://h/b.git").canonical, {{"refs/heads/main", kB}});
+  RefWatcher watcher({10s, 0.1, 1, 1s}, noSecrets(), server.lister());
+  watcher.follow({"TerraformCluster", "ns", "a"}, url("https://h/a.git"), "",
+                 {contract::GitRefKind::kBranch, "main"});
+  Running running(watcher);
+  // Listed once; the worker now waits until a's next listing, 10 s away.
+  ASSERT_TRUE(eventually([&] { return server.count(url("https://h/a.git").canonical) == 1; }));
+  std::this_thread::sleep_for(50ms);
+  watcher.forget({"TerraformCluster", "ns", "a"});
+  EXPECT_EQ(watcher.remotes(), 0u);
+  watcher.follow({"TerraformCluster", "ns", "b"}, url("https://h/b.git"), "",
+                 {contract::GitRefKind::kBranch, "main"});
+  EXPECT_TRUE(eventually([&] { return server.count(url("https://h/b.git").canonical) == 1; }));
+}
+
 } // namespace
 } // namespace captf::controllers

@@ -92,6 +92,12 @@ protected:
     return getJson({"-n", kNamespace, "get", "secret", "tfstate-default-" + stateSuffix(name)});
   }
   static std::string managerLog() { return manager_.logText(); }
+  // TerraformCluster `name` Ready and provisioned.
+  static bool readyAndProvisioned(const std::string& name) {
+    const json object = tc(name);
+    return readyTrue(object) &&
+           object["status"].value("initialization", json::object()).value("provisioned", false);
+  }
   // A TerraformCluster `name` (the noop module) under the Cluster `cluster`.
   static void createCluster(const std::string& name, const std::string& cluster) {
     e2e::createClusterPair(
@@ -301,13 +307,8 @@ TEST_F(TerraformClusterE2eTest, ClusterBecomesReadyReappliesAndIsDestroyed) {
              {"name", name}}}}}});
 
   // Provisioned and Ready; the Cluster sees its infrastructure.
-  ASSERT_TRUE(eventually([&] {
-    const json object = tc(name);
-    return readyTrue(object) &&
-           object["status"].value("initialization", json::object()).value("provisioned", false);
-  })) << tc(name).dump(2)
-      << "\n"
-      << managerLog();
+  ASSERT_TRUE(eventually([&] { return readyAndProvisioned(name); })) << tc(name).dump(2) << "\n"
+                                                                     << managerLog();
   ASSERT_TRUE(eventually([&] {
     const json c = cluster("c1");
     return c.value("status", json::object())
@@ -1256,12 +1257,8 @@ TEST_F(TerraformClusterE2eTest, AMissingModuleImageIsReportedAndPulledOnceItIsPu
   const std::string pushed = runner::e2e::Images::get().module(
       name, runner::e2e::noopModule(contract::Role::kCluster), env().tofu);
   ASSERT_TRUE(pushed.starts_with(env().registry + "/captf/module-" + name + "@")) << pushed;
-  ASSERT_TRUE(eventually([&] {
-    const json object = tc(name);
-    return readyTrue(object) &&
-           object["status"].value("initialization", json::object()).value("provisioned", false);
-  })) << tc(name).dump(2)
-      << managerLog();
+  ASSERT_TRUE(eventually([&] { return readyAndProvisioned(name); }))
+      << tc(name).dump(2) << managerLog();
   EXPECT_EQ(conditionOf(tc(name), "ApplyJobSucceeded", "reason"), "ApplySucceeded");
   // The Job that waited is the one that ran: no retry, no second failure.
   EXPECT_EQ(jobs(name, "apply"), waiting);
@@ -1292,12 +1289,8 @@ TEST_F(TerraformClusterE2eTest, ACorrectedImageReplacesTheJobWaitingForTheWrongO
 
   e2e::mergePatch(kNamespace, "terraformcluster", name,
                   {{"spec", {{"source", {{"image", good}}}}}});
-  ASSERT_TRUE(eventually([&] {
-    const json object = tc(name);
-    return readyTrue(object) &&
-           object["status"].value("initialization", json::object()).value("provisioned", false);
-  })) << tc(name).dump(2)
-      << managerLog();
+  ASSERT_TRUE(eventually([&] { return readyAndProvisioned(name); }))
+      << tc(name).dump(2) << managerLog();
   const std::vector<json> replaced = e2e::eventsFor(kNamespace, name, "OutdatedImageJobDeleted");
   ASSERT_EQ(replaced.size(), 1U);
   EXPECT_EQ(replaced.front().value("type", ""), "Normal");

@@ -189,35 +189,44 @@ func cmdRestart(args []string) error {
 // supervisor resumes it (SIGCONT) SECONDS later, even if the caller is gone:
 // an etcd that stalls without dying, as a slow disk makes it.
 func cmdPause(args []string) error {
-	if len(args) < 2 || args[0] != "etcd" {
-		return errors.New("pause: usage: pause etcd SECONDS --dir DIR")
+	return outageRequest("pause", "etcd", args, "pause.request", "etcd.paused", 10*time.Second)
+}
+
+// outageRequest asks the supervisor (a request file, then SIGUSR2) to take
+// `component` down for SECONDS (args: COMPONENT SECONDS --dir DIR) and
+// returns once it says so (its `generation` file changed), within `wait`.
+func outageRequest(cmd, component string, args []string, request, generation string, wait time.Duration) error {
+	usage := fmt.Sprintf("%s: usage: %s %s SECONDS --dir DIR", cmd, cmd, component)
+	if len(args) < 2 || args[0] != component {
+		return errors.New(usage)
 	}
 	seconds, err := strconv.Atoi(args[1])
 	if err != nil || seconds < 1 || seconds > 600 {
-		return fmt.Errorf("pause: SECONDS must be a whole number from 1 to 600, not %q", args[1])
+		return fmt.Errorf("%s: SECONDS must be a whole number from 1 to 600, not %q", cmd, args[1])
 	}
-	fs := flag.NewFlagSet("pause", flag.ExitOnError)
+	fs := flag.NewFlagSet(cmd, flag.ExitOnError)
 	dir := fs.String("dir", "", "the rig's private directory")
 	_ = fs.Parse(args[2:])
 	l := layout{*dir}
 	pid := readPid(l)
 	if !pidAlive(pid) {
-		return fmt.Errorf("pause: no rig is running in %s", *dir)
+		return fmt.Errorf("%s: no rig is running in %s", cmd, *dir)
 	}
-	gen := l.p("etcd.paused")
+	gen := l.p(generation)
 	before, _ := os.ReadFile(gen)
-	if err := os.WriteFile(l.p("pause.request"), []byte(strconv.Itoa(seconds)), 0o644); err != nil {
+	if err := os.WriteFile(l.p(request), []byte(strconv.Itoa(seconds)), 0o644); err != nil {
 		return err
 	}
 	_ = syscall.Kill(pid, syscall.SIGUSR2)
-	for i := 0; i < 200; i++ {
+	for deadline := time.Now().Add(wait); time.Now().Before(deadline); {
 		now, _ := os.ReadFile(gen)
 		if string(now) != string(before) {
 			return nil
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return fmt.Errorf("pause: etcd was not stopped within 10s; see %s", filepath.Join(l.logs(), "rig.log"))
+	return fmt.Errorf("%s: %s was not down within %s; see %s", cmd, component, wait,
+		filepath.Join(l.logs(), "rig.log"))
 }
 
 // cmdCompact compacts etcd at its current revision (physically: the old
@@ -298,35 +307,7 @@ func compactEtcd(url string) (int64, error) {
 // on the same port and storage, even if the caller is gone: a registry
 // that is down for a while.
 func cmdStop(args []string) error {
-	if len(args) < 2 || args[0] != "registry" {
-		return errors.New("stop: usage: stop registry SECONDS --dir DIR")
-	}
-	seconds, err := strconv.Atoi(args[1])
-	if err != nil || seconds < 1 || seconds > 600 {
-		return fmt.Errorf("stop: SECONDS must be a whole number from 1 to 600, not %q", args[1])
-	}
-	fs := flag.NewFlagSet("stop", flag.ExitOnError)
-	dir := fs.String("dir", "", "the rig's private directory")
-	_ = fs.Parse(args[2:])
-	l := layout{*dir}
-	pid := readPid(l)
-	if !pidAlive(pid) {
-		return fmt.Errorf("stop: no rig is running in %s", *dir)
-	}
-	gen := l.p("registry.stopped")
-	before, _ := os.ReadFile(gen)
-	if err := os.WriteFile(l.p("stop.request"), []byte(strconv.Itoa(seconds)), 0o644); err != nil {
-		return err
-	}
-	_ = syscall.Kill(pid, syscall.SIGUSR2)
-	for i := 0; i < 300; i++ {
-		now, _ := os.ReadFile(gen)
-		if string(now) != string(before) {
-			return nil
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return fmt.Errorf("stop: the registry was not stopped within 15s; see %s", filepath.Join(l.logs(), "rig.log"))
+	return outageRequest("stop", "registry", args, "stop.request", "registry.stopped", 15*time.Second)
 }
 
 // rig is the supervisor's state.
