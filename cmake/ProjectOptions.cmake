@@ -73,7 +73,7 @@ endfunction()
 # unit, integration, e2e, capi or fault (the fault matrix on a capi rig,
 # docs/decisions/fault-matrix.md). Unit cases are registered one by one.
 # A binary of a higher tier shares one rig between its cases (started once
-# per binary), so it is registered as a single ctest test.
+# per process), so it is registered as one ctest test, or as SHARDS (below).
 # captf_test_environment(OUT): the ENVIRONMENT of every test entry.
 function(captf_test_environment out)
   set(env "CAPTF_SOURCE_DIR=${PROJECT_SOURCE_DIR};CAPTF_BINARY_DIR=${PROJECT_BINARY_DIR}")
@@ -83,8 +83,17 @@ function(captf_test_environment out)
   set(${out} "${env}" PARENT_SCOPE)
 endfunction()
 
+# A rig test (any label but unit) is one ctest test, or with SHARDS n, n
+# tests `NAME-shard-I` that each run every n-th case (GoogleTest's own
+# sharding) on a rig of their own, so a long binary's cases run side by side
+# (docs/decisions/ci-budget.md, "Rig tests side by side"). COST n (minutes,
+# roughly) starts a long rig test before the short ones on a machine whose
+# ctest has no timings of its own yet, as on every cold CI run.
 function(captf_test name label)
-  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;ARGS" ${ARGN})
+  cmake_parse_arguments(ARG "" "SHARDS;COST" "SOURCES;DEPS;ARGS" ${ARGN})
+  if(NOT ARG_COST)
+    set(ARG_COST 0)
+  endif()
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gmock GTest::gtest_main
                         project_options project_warnings)
@@ -101,8 +110,20 @@ function(captf_test name label)
     endif()
     gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST PROPERTIES ${props})
   else()
-    add_test(NAME ${name} COMMAND ${name} --gtest_color=no ${ARG_ARGS})
-    set_tests_properties(${name} PROPERTIES LABELS ${label} TIMEOUT 1800 ENVIRONMENT "${env}")
+    if(NOT ARG_SHARDS)
+      add_test(NAME ${name} COMMAND ${name} --gtest_color=no ${ARG_ARGS})
+      set_tests_properties(${name} PROPERTIES LABELS ${label} TIMEOUT 1800 COST ${ARG_COST}
+                                               ENVIRONMENT "${env}")
+      return()
+    endif()
+    math(EXPR last "${ARG_SHARDS} - 1")
+    foreach(index RANGE ${last})
+      add_test(NAME ${name}-shard-${index} COMMAND ${name} --gtest_color=no ${ARG_ARGS})
+      set_tests_properties(
+        ${name}-shard-${index}
+        PROPERTIES LABELS ${label} TIMEOUT 1800 COST ${ARG_COST} ENVIRONMENT
+                   "${env};GTEST_TOTAL_SHARDS=${ARG_SHARDS};GTEST_SHARD_INDEX=${index}")
+    endforeach()
   endif()
 endfunction()
 

@@ -43,35 +43,28 @@ std::optional<std::string> terraformClusterOf(const json& cluster) {
   return ref->value("name", "");
 }
 
-} // namespace
-
-MemberState& MemberKind::member(WorkloadPass& pass) {
-  return dynamic_cast<MemberState&>(*pass.typed);
-}
-const MemberState& MemberKind::member(const WorkloadPass& pass) {
-  return dynamic_cast<const MemberState&>(*pass.typed);
-}
-
-std::optional<api::TerraformClusterDefaults> MemberKind::clusterDefaults(const WorkloadPass& pass) {
-  const MemberState& m = member(pass);
-  if (!m.terraform_cluster) {
-    return std::nullopt;
-  }
-  return m.terraform_cluster->spec.defaults;
-}
-
-void MemberKind::gate(WorkloadPass& pass, ConditionStatus status, std::string_view reason,
-                      const std::string& message) {
+// A dependency gate holds: DependenciesReady, an Event on the transition,
+// a recheck.
+void gate(WorkloadPass& pass, ConditionStatus status, std::string_view reason,
+          const std::string& message) {
   if (pass.set(cond::kDependenciesReady, status, reason, message)) {
     pass.event(kube::EventType::kNormal, reason, message);
   }
   pass.result.requeue_after = kGateRecheck;
 }
 
+} // namespace
+
+std::optional<api::TerraformClusterDefaults> MemberState::clusterDefaults() const {
+  if (!terraform_cluster) {
+    return std::nullopt;
+  }
+  return terraform_cluster->spec.defaults;
+}
+
 // The owner and its three back-references; the Cluster by the object's own
 // cluster-name label; the TerraformCluster it names.
-absl::Status MemberKind::reconcileOwner(WorkloadPass& pass) {
-  MemberState& m = member(pass);
+absl::Status MemberKind::reconcileOwner(WorkloadPass& pass, MemberState& member) const {
   const std::string owner_kind = owner_traits_.owner_gvk->kind;
   const api::OwnerReference* owner = nullptr;
   for (const api::OwnerReference& ref : pass.meta->owner_references) {
@@ -138,7 +131,7 @@ absl::Status MemberKind::reconcileOwner(WorkloadPass& pass) {
       if (tc.ok()) {
         auto decoded = api::fromJson<api::TerraformCluster>(*tc);
         if (decoded.ok()) {
-          m.terraform_cluster = *std::move(decoded);
+          member.terraform_cluster = *std::move(decoded);
         }
       }
     }
@@ -179,21 +172,13 @@ absl::Status MemberKind::reconcileOwner(WorkloadPass& pass) {
   return absl::OkStatus();
 }
 
-std::optional<api::JobPolicy> MemberKind::inheritedJobs(const WorkloadPass& pass) const {
-  const auto defaults = clusterDefaults(pass);
-  if (!defaults) {
-    return std::nullopt;
-  }
-  return defaults->jobs;
-}
-
-std::string MemberKind::identityName(const WorkloadPass& pass) const {
-  const MemberState& m = member(pass);
+std::string MemberKind::identityName(const WorkloadPass& pass, const MemberState& member,
+                                     const std::optional<api::IdentityReference>& own_ref) const {
   std::optional<api::TerraformClusterSpec> cluster;
-  if (m.terraform_cluster) {
-    cluster = m.terraform_cluster->spec;
+  if (member.terraform_cluster) {
+    cluster = member.terraform_cluster->spec;
   }
-  std::string name = lifecycle::effectiveIdentityName(identityRef(pass), cluster);
+  std::string name = lifecycle::effectiveIdentityName(own_ref, cluster);
   if (name.empty() && pass.durable) {
     name = pass.durable->annotations.identity; // the cluster is gone: what the apply used
   }
@@ -202,8 +187,7 @@ std::string MemberKind::identityName(const WorkloadPass& pass) const {
 
 // The dependency gates in their order: a Terraform cluster, its
 // infrastructure, its exports, the owner's bootstrap data.
-absl::StatusOr<bool> MemberKind::inputsReady(WorkloadPass& pass) {
-  MemberState& m = member(pass);
+absl::StatusOr<bool> MemberKind::inputsReady(WorkloadPass& pass, MemberState& member) const {
   if (!terraformClusterOf(pass.cluster)) {
     gate(pass, ConditionStatus::kFalse, cond::kReasonClusterNotTerraform,
          "Cluster " + pass.cluster_name + " spec.infrastructureRef is not a TerraformCluster");
@@ -211,19 +195,19 @@ absl::StatusOr<bool> MemberKind::inputsReady(WorkloadPass& pass) {
   }
   const json* provisioned =
       kube::fieldAt(pass.cluster, "status.initialization.infrastructureProvisioned");
-  if (!m.terraform_cluster || provisioned == nullptr || !provisioned->is_boolean() ||
+  if (!member.terraform_cluster || provisioned == nullptr || !provisioned->is_boolean() ||
       !provisioned->get<bool>()) {
     gate(pass, ConditionStatus::kUnknown, cond::kReasonWaitingForClusterInfrastructure,
          "waiting for the infrastructure of Cluster " + pass.cluster_name);
     return false;
   }
-  auto outputs = readClusterOutputs(*m.terraform_cluster, m);
+  auto outputs = readClusterOutputs(*member.terraform_cluster, member);
   if (!outputs.ok()) {
     return outputs.status();
   }
   if (!*outputs) {
     gate(pass, ConditionStatus::kUnknown, cond::kReasonWaitingForClusterExports,
-         "the exports of TerraformCluster " + m.terraform_cluster->metadata.name +
+         "the exports of TerraformCluster " + member.terraform_cluster->metadata.name +
              " cannot be read yet");
     return false;
   }
@@ -246,13 +230,13 @@ absl::StatusOr<bool> MemberKind::inputsReady(WorkloadPass& pass) {
          "bootstrap Secret " + *secret_name + ": " + std::string(bootstrap.status().message()));
     return false;
   }
-  m.bootstrap = *std::move(bootstrap);
+  member.bootstrap = *std::move(bootstrap);
   return true;
 }
 
 // A member waits while the cluster write Lease is held by another Job.
-absl::StatusOr<lifecycle::GateInput> MemberKind::gateInput(WorkloadPass& pass,
-                                                           const lifecycle::LeaseRequest& lease) {
+absl::StatusOr<lifecycle::GateInput>
+MemberKind::gateInput(WorkloadPass& pass, const lifecycle::LeaseRequest& lease) const {
   auto judged =
       judgeLease(deps_.api, deps_.cached, pass.id.ns,
                  lifecycle::clusterLeaseName(pass.id.ns, pass.cluster_name), lease.job, lease.now);
@@ -267,13 +251,13 @@ absl::StatusOr<lifecycle::GateInput> MemberKind::gateInput(WorkloadPass& pass,
 // The cluster's `exports` output and failure domain names; {} and
 // status.failureDomains for an externally managed cluster.
 absl::StatusOr<bool> MemberKind::readClusterOutputs(const api::TerraformCluster& tc,
-                                                    MemberState& m) const {
+                                                    MemberState& member) const {
   if (tc.metadata.annotations.contains(str(api::kAnnotationManagedBy))) {
-    m.exports = json::object();
-    m.cluster_failure_domains.clear();
+    member.exports = json::object();
+    member.cluster_failure_domains.clear();
     if (tc.status) {
       for (const api::FailureDomain& fd : tc.status->failure_domains) {
-        m.cluster_failure_domains.push_back(fd.name);
+        member.cluster_failure_domains.push_back(fd.name);
       }
     }
     return true;
@@ -293,8 +277,8 @@ absl::StatusOr<bool> MemberKind::readClusterOutputs(const api::TerraformCluster&
   if (!workspace::outputsUsable(outputs.verdict)) {
     return false;
   }
-  m.exports = outputs.exports;
-  m.cluster_failure_domains = workspace::clusterFailureDomainNames(state.summary.outputs);
+  member.exports = outputs.exports;
+  member.cluster_failure_domains = workspace::clusterFailureDomainNames(state.summary.outputs);
   return true;
 }
 

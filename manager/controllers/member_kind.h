@@ -10,9 +10,11 @@
 // side of the cluster operation gate (wait while the cluster's write Lease
 // is held by another Job). docs/decisions/manager-reconcile-pass.md.
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -23,9 +25,9 @@
 
 namespace captf::controllers {
 
-// What the owner lookup and the gates found, beside the typed object.
+// What the owner lookup and the gates of one pass found, beside the typed
+// object (a MemberPass's own).
 struct MemberState {
-  virtual ~MemberState() = default;
   // The TerraformCluster the Cluster's infrastructureRef names (nullopt
   // when the Cluster is not Terraform's or it is not found).
   std::optional<api::TerraformCluster> terraform_cluster;
@@ -34,11 +36,9 @@ struct MemberState {
   // The cluster's failure domain names (its state's failure_domains
   // output, or status.failureDomains of an externally managed one).
   std::vector<std::string> cluster_failure_domains;
-};
 
-template <class T> class MemberObject : public TypedObjectOf<T>, public MemberState {
-public:
-  using TypedObjectOf<T>::TypedObjectOf;
+  // The TerraformCluster's spec.defaults (nullopt when none or not found).
+  std::optional<api::TerraformClusterDefaults> clusterDefaults() const;
 };
 
 // How a kind is owned.
@@ -52,40 +52,77 @@ struct OwnerTraits {
   std::optional<std::string> (*bootstrap_secret)(const nlohmann::json& owner);
 };
 
+// A member kind: its deps and owner traits, fixed when the controller is
+// built, and the member hooks every MemberPass runs with its own
+// MemberState. Shared by the passes of several threads: it is never
+// written after construction.
 class MemberKind : public WorkloadKind {
 public:
-  absl::Status reconcileOwner(WorkloadPass& pass) override;
-  std::optional<api::JobPolicy> inheritedJobs(const WorkloadPass& pass) const override;
-  std::string identityName(const WorkloadPass& pass) const override;
-  absl::StatusOr<bool> inputsReady(WorkloadPass& pass) override;
+  const ReconcilerDeps& deps() const { return deps_; }
+
+  // KindPass::reconcileOwner, identityName, inputsReady and gateInput of a
+  // member (`own_ref`: the object's own spec.identityRef); what they find
+  // goes to `member`.
+  absl::Status reconcileOwner(WorkloadPass& pass, MemberState& member) const;
+  std::string identityName(const WorkloadPass& pass, const MemberState& member,
+                           const std::optional<api::IdentityReference>& own_ref) const;
+  absl::StatusOr<bool> inputsReady(WorkloadPass& pass, MemberState& member) const;
   absl::StatusOr<lifecycle::GateInput> gateInput(WorkloadPass& pass,
-                                                 const lifecycle::LeaseRequest& lease) override;
+                                                 const lifecycle::LeaseRequest& lease) const;
 
 protected:
   MemberKind(ReconcilerDeps deps, OwnerTraits owner_traits)
       : deps_(deps), owner_traits_(owner_traits) {}
 
-  // The object's own spec.identityRef.
-  virtual const std::optional<api::IdentityReference>&
-  identityRef(const WorkloadPass& pass) const = 0;
-
-  static MemberState& member(WorkloadPass& pass);
-  static const MemberState& member(const WorkloadPass& pass);
-  // The TerraformCluster's spec.defaults (nullopt when none or not found).
-  static std::optional<api::TerraformClusterDefaults> clusterDefaults(const WorkloadPass& pass);
-  // A dependency gate holds: DependenciesReady, an Event on the transition,
-  // a recheck.
-  static void gate(WorkloadPass& pass, api::ConditionStatus status, std::string_view reason,
-                   const std::string& message);
+private:
+  // Reads the cluster's exports and failure domains into `member`; false
+  // while its state cannot be read or its outputs are not valid.
+  absl::StatusOr<bool> readClusterOutputs(const api::TerraformCluster& tc,
+                                          MemberState& member) const;
 
   ReconcilerDeps deps_;
   const OwnerTraits owner_traits_;
+};
 
-private:
-  // Reads the cluster's exports and failure domains into member(pass);
-  // false while its state cannot be read or its outputs are not valid.
-  absl::StatusOr<bool> readClusterOutputs(const api::TerraformCluster& tc,
-                                          MemberState& member) const;
+// The pass of a member kind over its API type T (api::TerraformMachine,
+// api::TerraformMachinePool): the typed object and the pass's MemberState,
+// with the member hooks of its kind. `kind` outlives the pass.
+template <class T> class MemberPass : public KindPassOf<T> {
+public:
+  MemberPass(T decoded, const MemberKind& kind) : KindPassOf<T>(std::move(decoded)), kind_(kind) {}
+
+  absl::Status reconcileOwner(WorkloadPass& pass) override {
+    return kind_.reconcileOwner(pass, member_);
+  }
+  // The TerraformCluster's spec.defaults.jobs.
+  std::optional<api::JobPolicy> inheritedJobs(const WorkloadPass& pass) const override {
+    (void)pass;
+    const auto defaults = member_.clusterDefaults();
+    if (!defaults) {
+      return std::nullopt;
+    }
+    return defaults->jobs;
+  }
+  std::string identityName(const WorkloadPass& pass) const override {
+    return kind_.identityName(pass, member_, this->object_.spec.identity_ref);
+  }
+  lifecycle::EffectiveSchedule schedule(const WorkloadPass& pass,
+                                        std::chrono::seconds default_interval) const override {
+    (void)pass;
+    return lifecycle::resolveSchedule(this->object_.spec, member_.clusterDefaults(),
+                                      default_interval);
+  }
+  absl::StatusOr<bool> inputsReady(WorkloadPass& pass) override {
+    return kind_.inputsReady(pass, member_);
+  }
+  absl::StatusOr<lifecycle::GateInput> gateInput(WorkloadPass& pass,
+                                                 const lifecycle::LeaseRequest& lease) override {
+    return kind_.gateInput(pass, lease);
+  }
+
+protected:
+  const MemberKind& kind_;
+  MemberState member_;
 };
 
 } // namespace captf::controllers

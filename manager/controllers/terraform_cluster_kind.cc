@@ -28,36 +28,19 @@ bool isClusterOwner(const api::OwnerReference& ref) {
   return gvk.group == api::kClusterApiGroup && ref.kind == "Cluster";
 }
 
-using Typed = TypedObjectOf<api::TerraformCluster>;
-
 // docs/behaviour/approval.md (plan approval) and
 // docs/behaviour/lifecycle.md#run-leases-and-the-cluster-operation-gate (the cluster write Lease).
 constexpr workspace::KindTraits kClusterTraits{.plan_approval = true, .owns_cluster_lease = true};
 
-Typed& clusterOf(WorkloadPass& pass) {
-  return static_cast<Typed&>(*pass.typed);
-}
-const Typed& clusterOf(const WorkloadPass& pass) {
-  return static_cast<const Typed&>(*pass.typed);
-}
-
-class TerraformClusterKind final : public WorkloadKind {
+// One pass of a TerraformCluster; `deps` are its kind's.
+class TerraformClusterPass final : public KindPassOf<api::TerraformCluster> {
 public:
-  explicit TerraformClusterKind(ReconcilerDeps deps) : deps_(deps) {}
-
-  const kube::GroupVersionKind& gvk() const override { return kinds::kTerraformCluster; }
-  contract::Role role() const override { return contract::Role::kCluster; }
-  const workspace::KindTraits& traits() const override { return kClusterTraits; }
-  std::string_view finalizer() const override { return api::kFinalizerTerraformCluster; }
-  std::string_view resource() const override { return "terraformcluster"; }
-
-  absl::StatusOr<std::unique_ptr<TypedObject>> decode(const json& object) const override {
-    return decodeAs<Typed>(object);
-  }
+  TerraformClusterPass(api::TerraformCluster decoded, const ReconcilerDeps& deps)
+      : KindPassOf(std::move(decoded)), deps_(deps) {}
 
   // The owning Cluster and its spec.infrastructureRef back-reference.
   absl::Status reconcileOwner(WorkloadPass& pass) override {
-    const api::TerraformCluster& tc = clusterOf(pass).object;
+    const api::TerraformCluster& tc = object_;
     const api::OwnerReference* owner = nullptr;
     for (const api::OwnerReference& ref : tc.metadata.owner_references) {
       if (isClusterOwner(ref)) {
@@ -113,24 +96,25 @@ public:
     return std::nullopt;
   }
   std::string identityName(const WorkloadPass& pass) const override {
-    const auto& ref = clusterOf(pass).object.spec.identity_ref;
+    (void)pass;
+    const auto& ref = object_.spec.identity_ref;
     return lifecycle::effectiveIdentityName(
         ref.name.empty() ? std::nullopt : std::optional<api::IdentityReference>(ref), std::nullopt);
   }
   lifecycle::EffectiveSchedule schedule(const WorkloadPass& pass,
                                         std::chrono::seconds default_interval) const override {
-    return lifecycle::resolveSchedule(clusterOf(pass).object.spec, default_interval);
+    (void)pass;
+    return lifecycle::resolveSchedule(object_.spec, default_interval);
   }
 
   absl::StatusOr<json> roleInputs(WorkloadPass& pass) override {
-    return contract::toInputsJson(
-        workspace::clusterInputs(clusterOf(pass).object, pass.cluster,
-                                 pass.durable && pass.durable->control_plane_initialized));
+    return contract::toInputsJson(workspace::clusterInputs(
+        object_, pass.cluster, pass.durable && pass.durable->control_plane_initialized));
   }
 
   // A user endpoint is recorded before the first apply.
   absl::Status afterInputs(WorkloadPass& pass) override {
-    const api::TerraformCluster& tc = clusterOf(pass).object;
+    const api::TerraformCluster& tc = object_;
     const auto source = workspace::readEndpointSource(tc.metadata);
     if (workspace::shouldMarkUserEndpoint(source, workspace::clusterEndpoint(pass.cluster),
                                           tc.spec.control_plane_endpoint)) {
@@ -142,7 +126,6 @@ public:
 
   // Outputs, the provisioned latch, failure domains, the endpoint write-back.
   absl::Status reconcileOutputs(WorkloadPass& pass) override {
-    Typed& t = clusterOf(pass);
     const bool latched = pass.latched();
     const workspace::ClusterOutputs outputs =
         workspace::decodeClusterOutputs(pass.state.summary.outputs);
@@ -160,14 +143,14 @@ public:
                "waiting for the outputs of a successful apply");
     }
     if (usable) {
-      if (t.status_.failure_domains != outputs.failure_domains) {
-        t.status_.failure_domains = outputs.failure_domains;
+      if (status_.failure_domains != outputs.failure_domains) {
+        status_.failure_domains = outputs.failure_domains;
         pass.event(kube::EventType::kNormal, "FailureDomainsChanged",
                    std::to_string(outputs.failure_domains.size()) + " failure domains");
       }
       const auto write_back = workspace::decideEndpointWriteBack(
-          workspace::readEndpointSource(t.object.metadata), outputs,
-          t.object.spec.control_plane_endpoint,
+          workspace::readEndpointSource(object_.metadata), outputs,
+          object_.spec.control_plane_endpoint,
           !pass.durable || pass.durable->control_plane_endpoint_null);
       if (write_back) {
         json patch = {
@@ -225,7 +208,7 @@ public:
 
   // The apply policy and the plan approvals are the cluster's only.
   void decisionInput(const WorkloadPass& pass, lifecycle::DecisionInput& in) const override {
-    in.apply_policy = lifecycle::effectiveApplyPolicy(clusterOf(pass).object.spec);
+    in.apply_policy = lifecycle::effectiveApplyPolicy(object_.spec);
     const auto& annotations = pass.meta->annotations;
     if (auto it = annotations.find(str(api::kAnnotationApproveDestructivePlan));
         it != annotations.end()) {
@@ -271,13 +254,30 @@ public:
     return gate;
   }
 
-  std::optional<api::PlanPreview>* plan(WorkloadPass& pass) const override {
-    return &clusterOf(pass).status_.plan;
+  std::optional<api::PlanPreview>* plan(WorkloadPass& pass) override {
+    (void)pass;
+    return &status_.plan;
   }
 
   // The v1beta1 contract's status.ready mirrors the latch.
-  void summarize(WorkloadPass& pass) const override {
-    clusterOf(pass).status_.ready = pass.latched();
+  void summarize(WorkloadPass& pass) override { status_.ready = pass.latched(); }
+
+private:
+  const ReconcilerDeps& deps_;
+};
+
+class TerraformClusterKind final : public WorkloadKind {
+public:
+  explicit TerraformClusterKind(ReconcilerDeps deps) : deps_(deps) {}
+
+  const kube::GroupVersionKind& gvk() const override { return kinds::kTerraformCluster; }
+  contract::Role role() const override { return contract::Role::kCluster; }
+  const workspace::KindTraits& traits() const override { return kClusterTraits; }
+  std::string_view finalizer() const override { return api::kFinalizerTerraformCluster; }
+  std::string_view resource() const override { return "terraformcluster"; }
+
+  absl::StatusOr<std::unique_ptr<KindPass>> begin(const json& object) const override {
+    return beginPass<TerraformClusterPass>(object, deps_);
   }
 
 private:

@@ -25,54 +25,25 @@ namespace {
 
 using kube::str;
 
-using MachineObject = MemberObject<api::TerraformMachine>;
-
 // docs/decisions/manager-reconcile-pass.md ("Machine inputs are immutable") and
 // docs/behaviour/drift-and-health.md#scheduling (the post-apply refresh).
 constexpr workspace::KindTraits kMachineTraits{.immutable_inputs = true,
                                                .post_apply_refresh = true};
 
-MachineObject& machineOf(WorkloadPass& pass) {
-  return static_cast<MachineObject&>(*pass.typed);
-}
-const MachineObject& machineOf(const WorkloadPass& pass) {
-  return static_cast<const MachineObject&>(*pass.typed);
-}
-
-class TerraformMachineKind final : public MemberKind {
+// One pass of a TerraformMachine.
+class TerraformMachinePass final : public MemberPass<api::TerraformMachine> {
 public:
-  explicit TerraformMachineKind(ReconcilerDeps deps)
-      : MemberKind(deps, OwnerTraits{&kinds::kMachine, api::kKindTerraformMachine,
-                                     "spec.infrastructureRef", cond::kReasonWaitingForOwnerMachine,
-                                     &workspace::machineBootstrapSecretName}) {}
-
-  const kube::GroupVersionKind& gvk() const override { return kinds::kTerraformMachine; }
-  contract::Role role() const override { return contract::Role::kMachine; }
-  const workspace::KindTraits& traits() const override { return kMachineTraits; }
-  std::string_view finalizer() const override { return api::kFinalizerTerraformMachine; }
-  std::string_view resource() const override { return "terraformmachine"; }
-
-  absl::StatusOr<std::unique_ptr<TypedObject>> decode(const json& object) const override {
-    return decodeAs<MachineObject>(object);
-  }
-
-  lifecycle::EffectiveSchedule schedule(const WorkloadPass& pass,
-                                        std::chrono::seconds default_interval) const override {
-    return lifecycle::resolveSchedule(machineOf(pass).object.spec, clusterDefaults(pass),
-                                      default_interval);
-  }
+  using MemberPass::MemberPass;
 
   absl::StatusOr<json> roleInputs(WorkloadPass& pass) override {
-    MachineObject& t = machineOf(pass);
     pass.set(cond::kDependenciesReady, ConditionStatus::kTrue, cond::kReasonDependenciesReady, "");
-    return contract::toInputsJson(
-        workspace::machineInputs(t.object, pass.cluster_name, pass.owner, t.bootstrap, t.exports));
+    return contract::toInputsJson(workspace::machineInputs(object_, pass.cluster_name, pass.owner,
+                                                           member_.bootstrap, member_.exports));
   }
 
   // Outputs, the provisioned latch, spec.providerID, addresses, failure
   // domain, interruptible.
   absl::Status reconcileOutputs(WorkloadPass& pass) override {
-    MachineObject& t = machineOf(pass);
     const bool latched = pass.latched();
     std::optional<std::string> input_failure_domain;
     if (const json* fd = kube::fieldAt(pass.owner, "spec.failureDomain");
@@ -85,29 +56,29 @@ public:
       }
     }
     const workspace::MachineOutputs outputs = workspace::decodeMachineOutputs(
-        pass.state.summary.outputs, input_failure_domain, t.object.spec.provider_id, latched);
-    const bool usable = reportOutputs(pass, deps_.metrics, outputs.verdict, outputs.message);
+        pass.state.summary.outputs, input_failure_domain, object_.spec.provider_id, latched);
+    const bool usable = reportOutputs(pass, kind_.deps().metrics, outputs.verdict, outputs.message);
     if (!latched && workspace::machineProvisioned(!pass.state.inputs_hash.empty(), outputs)) {
       pass.provisioned = true;
       pass.status->initialization = api::Initialization{true};
       pass.event(kube::EventType::kNormal, "Provisioned",
                  "machine provisioned as " + outputs.provider_id.value_or(""));
     }
-    if (usable && outputs.provider_id && !t.object.spec.provider_id) {
+    if (usable && outputs.provider_id && !object_.spec.provider_id) {
       // Latched once: a later different ID is ProviderIDChanged, never
       // written.
       if (absl::Status s = pass.patcher.patch({{"spec", {{"providerID", *outputs.provider_id}}}});
           !s.ok()) {
         return s;
       }
-      t.object.spec.provider_id = outputs.provider_id;
+      object_.spec.provider_id = outputs.provider_id;
       pass.event(kube::EventType::kNormal, "ProviderIDSet",
                  "spec.providerID set to " + *outputs.provider_id);
     }
     if (usable) {
-      t.status_.addresses = outputs.addresses;
-      t.status_.failure_domain = outputs.failure_domain;
-      t.status_.interruptible = outputs.interruptible;
+      status_.addresses = outputs.addresses;
+      status_.failure_domain = outputs.failure_domain;
+      status_.interruptible = outputs.interruptible;
     }
     countPendingSample(pass, outputs.health);
     if (pass.provisioned) {
@@ -124,9 +95,7 @@ public:
   }
 
   // The v1beta1 contract's status.ready mirrors the latch.
-  void summarize(WorkloadPass& pass) const override {
-    machineOf(pass).status_.ready = pass.latched();
-  }
+  void summarize(WorkloadPass& pass) override { status_.ready = pass.latched(); }
 
 private:
   // One health sample per bookkept reading: Healthy resets the count,
@@ -134,15 +103,14 @@ private:
   // terminated leave it. An apply whose own reading is definite stands in
   // for its post-apply refresh (lastRefresh = its finish).
   void sample(WorkloadPass& pass, const workspace::MachineOutputs& outputs,
-              const workspace::HealthCondition& health) const {
-    MachineObject& t = machineOf(pass);
+              const workspace::HealthCondition& health) {
     if (pass.health_sample) {
       if (health.reason == cond::kReasonHealthy) {
-        t.status_.unhealthy_samples.reset();
+        status_.unhealthy_samples.reset();
       } else if (health.reason == cond::kReasonInstanceUnhealthy ||
                  health.reason == cond::kReasonInstanceDegraded ||
                  health.reason == cond::kReasonInstanceStopped) {
-        t.status_.unhealthy_samples = t.status_.unhealthy_samples.value_or(0) + 1;
+        status_.unhealthy_samples = status_.unhealthy_samples.value_or(0) + 1;
       }
       const bool definite = outputs.health && outputs.health->state != api::HealthState::kPending &&
                             outputs.health->state != api::HealthState::kUnknown;
@@ -151,21 +119,20 @@ private:
         pass.status->last_refresh = pass.health_sample_finished;
       }
     }
-    deps_.metrics.unhealthy_samples.withLabels({pass.id.ns, pass.id.name})
-        .set(static_cast<double>(t.status_.unhealthy_samples.value_or(0)));
+    kind_.deps()
+        .metrics.unhealthy_samples.withLabels({pass.id.ns, pass.id.name})
+        .set(static_cast<double>(status_.unhealthy_samples.value_or(0)));
   }
 
   // With spec.remediation.annotateMachine, keeps cluster.x-k8s.io/remediate-machine
   // on the Machine in step with health (a MachineHealthCheck then replaces
   // it); only a request of our own (captf.io/remediation-requested) is
   // withdrawn.
-  absl::Status reconcileRemediation(WorkloadPass& pass,
-                                    const workspace::HealthCondition& health) const {
-    const MachineObject& t = machineOf(pass);
+  absl::Status reconcileRemediation(WorkloadPass& pass, const workspace::HealthCondition& health) {
     if (!pass.schedule.annotate_machine || !pass.owner.is_object()) {
       return absl::OkStatus();
     }
-    const std::int32_t samples = t.status_.unhealthy_samples.value_or(0);
+    const std::int32_t samples = status_.unhealthy_samples.value_or(0);
     std::string why;
     if (samples >= pass.schedule.unhealthy_threshold) {
       why = health.reason + " for " + std::to_string(samples) + " consecutive samples";
@@ -192,7 +159,8 @@ private:
       // the pass that withdrew the request still counts the unhealthy samples
       // a healthy one reset, and would request again.
       if (request && attempt == 0) {
-        CAPTF_ASSIGN_OR_RETURN(const bool current, isServersCopy(deps_.api, gvk(), pass.object));
+        CAPTF_ASSIGN_OR_RETURN(const bool current,
+                               isServersCopy(kind_.deps().api, kind_.gvk(), pass.object));
         if (!current) {
           pass.stale = true;
           return absl::OkStatus();
@@ -203,9 +171,9 @@ private:
            {{"annotations",
              {{str(api::kAnnotationRemediateMachine), request ? json("") : json(nullptr)},
               {str(api::kAnnotationRemediationRequested), request ? json(why) : json(nullptr)}}}}}};
-      auto written = guardedPatch(deps_.api, kinds::kMachine, owner, patch);
+      auto written = guardedPatch(kind_.deps().api, kinds::kMachine, owner, patch);
       if (kube::isConflict(written.status()) && attempt == 0) {
-        auto live = deps_.api.get(kinds::kMachine, machine);
+        auto live = kind_.deps().api.get(kinds::kMachine, machine);
         if (!live.ok()) {
           return kube::ignoreNotFound(live.status());
         }
@@ -216,22 +184,34 @@ private:
         return kube::ignoreNotFound(written.status());
       }
       if (request) {
-        pass.count(deps_.metrics.remediation_requests_total.withLabels({"requested"}));
+        pass.count(kind_.deps().metrics.remediation_requests_total.withLabels({"requested"}));
         pass.event(kube::EventType::kWarning, "RemediationRequested",
                    "Machine " + machine.name + " marked for remediation: " + why);
       } else {
-        pass.count(deps_.metrics.remediation_requests_total.withLabels({"withdrawn"}));
+        pass.count(kind_.deps().metrics.remediation_requests_total.withLabels({"withdrawn"}));
         pass.event(kube::EventType::kNormal, "RemediationWithdrawn",
                    "Machine " + machine.name + " is healthy again");
       }
       return absl::OkStatus();
     }
   }
+};
 
-protected:
-  const std::optional<api::IdentityReference>&
-  identityRef(const WorkloadPass& pass) const override {
-    return machineOf(pass).object.spec.identity_ref;
+class TerraformMachineKind final : public MemberKind {
+public:
+  explicit TerraformMachineKind(ReconcilerDeps deps)
+      : MemberKind(deps, OwnerTraits{&kinds::kMachine, api::kKindTerraformMachine,
+                                     "spec.infrastructureRef", cond::kReasonWaitingForOwnerMachine,
+                                     &workspace::machineBootstrapSecretName}) {}
+
+  const kube::GroupVersionKind& gvk() const override { return kinds::kTerraformMachine; }
+  contract::Role role() const override { return contract::Role::kMachine; }
+  const workspace::KindTraits& traits() const override { return kMachineTraits; }
+  std::string_view finalizer() const override { return api::kFinalizerTerraformMachine; }
+  std::string_view resource() const override { return "terraformmachine"; }
+
+  absl::StatusOr<std::unique_ptr<KindPass>> begin(const json& object) const override {
+    return beginPass<TerraformMachinePass>(object, *this);
   }
 };
 

@@ -25,62 +25,32 @@ using kube::str;
 
 constexpr std::string_view kReplicasManager = "captf";
 
-using PoolObject = MemberObject<api::TerraformMachinePool>;
-
 // docs/behaviour/pools.md#membership-refresh-and-convergence,
 // docs/behaviour/drift-and-health.md#scheduling (the post-apply refresh) and
 // docs/behaviour/lifecycle.md#ready-summarization (a failed re-apply keeps Ready False).
 constexpr workspace::KindTraits kPoolTraits{
     .pool_membership = true, .post_apply_refresh = true, .ready_tracks_reapply = true};
 
-PoolObject& poolOf(WorkloadPass& pass) {
-  return static_cast<PoolObject&>(*pass.typed);
-}
-const PoolObject& poolOf(const WorkloadPass& pass) {
-  return static_cast<const PoolObject&>(*pass.typed);
-}
-
-class TerraformMachinePoolKind final : public MemberKind {
+// One pass of a TerraformMachinePool.
+class TerraformMachinePoolPass final : public MemberPass<api::TerraformMachinePool> {
 public:
-  explicit TerraformMachinePoolKind(ReconcilerDeps deps)
-      : MemberKind(deps, OwnerTraits{&kinds::kMachinePool, api::kKindTerraformMachinePool,
-                                     "spec.template.spec.infrastructureRef",
-                                     cond::kReasonWaitingForOwnerMachinePool,
-                                     &workspace::machinePoolBootstrapSecretName}) {}
-
-  const kube::GroupVersionKind& gvk() const override { return kinds::kTerraformMachinePool; }
-  contract::Role role() const override { return contract::Role::kMachinePool; }
-  const workspace::KindTraits& traits() const override { return kPoolTraits; }
-  std::string_view finalizer() const override { return api::kFinalizerTerraformMachinePool; }
-  std::string_view resource() const override { return "terraformmachinepool"; }
-
-  absl::StatusOr<std::unique_ptr<TypedObject>> decode(const json& object) const override {
-    return decodeAs<PoolObject>(object);
-  }
-
-  lifecycle::EffectiveSchedule schedule(const WorkloadPass& pass,
-                                        std::chrono::seconds default_interval) const override {
-    return lifecycle::resolveSchedule(poolOf(pass).object.spec, clusterDefaults(pass),
-                                      default_interval);
-  }
+  using MemberPass::MemberPass;
 
   absl::StatusOr<json> roleInputs(WorkloadPass& pass) override {
-    PoolObject& t = poolOf(pass);
     pass.set(cond::kDependenciesReady, ConditionStatus::kTrue, cond::kReasonDependenciesReady, "");
     reportAutoscaling(pass);
-    return contract::toInputsJson(workspace::machinePoolInputs(t.object, pass.cluster_name,
-                                                               pass.owner, t.bootstrap, t.exports,
-                                                               t.cluster_failure_domains));
+    return contract::toInputsJson(
+        workspace::machinePoolInputs(object_, pass.cluster_name, pass.owner, member_.bootstrap,
+                                     member_.exports, member_.cluster_failure_domains));
   }
 
   // Outputs, the provisioned latch, spec.providerID(List), status.replicas
   // and instances, health, and the replica write-back.
   absl::Status reconcileOutputs(WorkloadPass& pass) override {
-    PoolObject& t = poolOf(pass);
     const bool latched = pass.latched();
     const workspace::MachinePoolOutputs outputs =
         workspace::decodeMachinePoolOutputs(pass.state.summary.outputs);
-    const bool usable = reportOutputs(pass, deps_.metrics, outputs.verdict, outputs.message);
+    const bool usable = reportOutputs(pass, kind_.deps().metrics, outputs.verdict, outputs.message);
     if (!latched && workspace::machinePoolProvisioned(!pass.state.inputs_hash.empty(), outputs)) {
       pass.provisioned = true;
       pass.status->initialization = api::Initialization{true};
@@ -92,8 +62,8 @@ public:
       if (absl::Status s = reconcileMembers(pass, outputs); !s.ok()) {
         return s;
       }
-      t.status_.replicas = outputs.replicas;
-      t.status_.instances = outputs.instances;
+      status_.replicas = outputs.replicas;
+      status_.instances = outputs.instances;
     }
     countPendingSample(pass, outputs.health);
     if (pass.provisioned) {
@@ -108,25 +78,18 @@ public:
   // Membership converges while spec.providerIDList and status.replicas
   // differ (docs/decisions/manager-machine-pool.md).
   void decisionInput(const WorkloadPass& pass, lifecycle::DecisionInput& in) const override {
-    const PoolObject& t = poolOf(pass);
-    in.provider_id_count = static_cast<std::int32_t>(t.object.spec.provider_id_list.size());
-    in.observed_replicas = t.status_.replicas;
+    (void)pass;
+    in.provider_id_count = static_cast<std::int32_t>(object_.spec.provider_id_list.size());
+    in.observed_replicas = status_.replicas;
   }
 
   // status.ready mirrors the latch; status.replicas is always written
   // (Cluster API reads it).
-  void summarize(WorkloadPass& pass) const override {
-    PoolObject& t = poolOf(pass);
-    t.status_.ready = pass.latched();
-    if (!t.status_.replicas) {
-      t.status_.replicas = 0;
+  void summarize(WorkloadPass& pass) override {
+    status_.ready = pass.latched();
+    if (!status_.replicas) {
+      status_.replicas = 0;
     }
-  }
-
-protected:
-  const std::optional<api::IdentityReference>&
-  identityRef(const WorkloadPass& pass) const override {
-    return poolOf(pass).object.spec.identity_ref;
   }
 
 private:
@@ -158,20 +121,18 @@ private:
 
   // spec.providerID (the group) and spec.providerIDList (its members)
   // follow the outputs, in one patch.
-  absl::Status reconcileMembers(WorkloadPass& pass,
-                                const workspace::MachinePoolOutputs& outputs) const {
-    PoolObject& t = poolOf(pass);
+  absl::Status reconcileMembers(WorkloadPass& pass, const workspace::MachinePoolOutputs& outputs) {
     json spec = json::object();
-    if (outputs.provider_id && outputs.provider_id != t.object.spec.provider_id) {
+    if (outputs.provider_id && outputs.provider_id != object_.spec.provider_id) {
       spec["providerID"] = *outputs.provider_id;
     }
-    if (outputs.provider_id_list != t.object.spec.provider_id_list) {
+    if (outputs.provider_id_list != object_.spec.provider_id_list) {
       spec["providerIDList"] = outputs.provider_id_list;
     }
     if (spec.empty()) {
       return absl::OkStatus();
     }
-    const std::size_t before = t.object.spec.provider_id_list.size();
+    const std::size_t before = object_.spec.provider_id_list.size();
     if (absl::Status s = pass.patcher.patch({{"spec", spec}}); !s.ok()) {
       return s;
     }
@@ -181,9 +142,9 @@ private:
                  "spec.providerID set to " + *outputs.provider_id);
     }
     if (outputs.provider_id) {
-      t.object.spec.provider_id = outputs.provider_id;
+      object_.spec.provider_id = outputs.provider_id;
     }
-    t.object.spec.provider_id_list = outputs.provider_id_list;
+    object_.spec.provider_id_list = outputs.provider_id_list;
     if (before != outputs.provider_id_list.size()) {
       pass.event(kube::EventType::kNormal, "MembersChanged",
                  "spec.providerIDList has " + std::to_string(outputs.provider_id_list.size()) +
@@ -200,7 +161,6 @@ private:
     if (!pass.owner.is_object()) {
       return absl::OkStatus();
     }
-    const PoolObject& t = poolOf(pass);
     const workspace::AutoscalingReading reading = reportAutoscaling(pass);
     const json annotations = kube::meta::annotations(pass.owner);
     const std::string key = str(api::kAnnotationReplicasManagedBy);
@@ -219,13 +179,13 @@ private:
         return absl::OkStatus();
       }
       const json* desired = kube::fieldAt(pass.owner, "spec.replicas");
-      if (t.status_.replicas && (desired == nullptr || !desired->is_number_integer() ||
-                                 desired->get<std::int64_t>() != *t.status_.replicas)) {
-        patch["spec"]["replicas"] = *t.status_.replicas;
+      if (status_.replicas && (desired == nullptr || !desired->is_number_integer() ||
+                               desired->get<std::int64_t>() != *status_.replicas)) {
+        patch["spec"]["replicas"] = *status_.replicas;
         note = (desired != nullptr && desired->is_number_integer()
                     ? std::to_string(desired->get<std::int64_t>())
                     : std::string("unset")) +
-               " → " + std::to_string(*t.status_.replicas);
+               " → " + std::to_string(*status_.replicas);
       }
     } else if (claim == kReplicasManager) {
       patch["metadata"]["annotations"][key] = nullptr;
@@ -236,7 +196,7 @@ private:
     // Guarded: a claim or a count decided on a cached MachinePool that
     // another manager has claimed since must not overwrite its claim.
     const kube::ObjectKey pool{pass.id.ns, kube::meta::name(pass.owner)};
-    auto written = guardedPatch(deps_.api, kinds::kMachinePool, pass.owner, patch);
+    auto written = guardedPatch(kind_.deps().api, kinds::kMachinePool, pass.owner, patch);
     if (!written.ok()) {
       return kube::ignoreNotFound(written.status());
     }
@@ -246,6 +206,25 @@ private:
                  "MachinePool " + pool.name + " spec.replicas " + note);
     }
     return absl::OkStatus();
+  }
+};
+
+class TerraformMachinePoolKind final : public MemberKind {
+public:
+  explicit TerraformMachinePoolKind(ReconcilerDeps deps)
+      : MemberKind(deps, OwnerTraits{&kinds::kMachinePool, api::kKindTerraformMachinePool,
+                                     "spec.template.spec.infrastructureRef",
+                                     cond::kReasonWaitingForOwnerMachinePool,
+                                     &workspace::machinePoolBootstrapSecretName}) {}
+
+  const kube::GroupVersionKind& gvk() const override { return kinds::kTerraformMachinePool; }
+  contract::Role role() const override { return contract::Role::kMachinePool; }
+  const workspace::KindTraits& traits() const override { return kPoolTraits; }
+  std::string_view finalizer() const override { return api::kFinalizerTerraformMachinePool; }
+  std::string_view resource() const override { return "terraformmachinepool"; }
+
+  absl::StatusOr<std::unique_ptr<KindPass>> begin(const json& object) const override {
+    return beginPass<TerraformMachinePoolPass>(object, *this);
   }
 };
 

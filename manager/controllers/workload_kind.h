@@ -2,10 +2,12 @@
 
 // The seam between the one reconcile pass of docs/decisions/manager-reconcile-pass.md
 // (WorkloadReconciler, workload_reconciler.h) and the three kinds it runs
-// for: a WorkloadPass is one reconcile's working set, a WorkloadKind what a
-// kind adds to the pass (its owner and back-reference checks, its inputs,
-// its outputs, its dependents on deletion, its side of the cluster operation
-// gate, its status fields). The pass itself never names a kind.
+// for: a WorkloadPass is one reconcile's working set, a WorkloadKind what
+// is fixed for a kind (its GroupVersionKind, role, traits, finalizer), and
+// a KindPass, which the kind begins for each pass, what the kind adds to
+// that pass (its typed object, its owner and back-reference checks, its
+// inputs, its outputs, its dependents on deletion, its side of the cluster
+// operation gate, its status fields). The pass itself never names a kind.
 
 #include <chrono>
 #include <cstdint>
@@ -65,11 +67,27 @@ struct ReconcilerDeps {
 // The main container of every run Job.
 inline constexpr char kSourceContainer[] = "source";
 
-// The kind's own object, decoded once at the top of the pass, with the
-// status the pass builds and the status as read.
-class TypedObject {
+struct WorkloadPass;
+
+// The kind inside one reconcile (docs/decisions/manager-reconcile-pass.md
+// "Kinds"): made by WorkloadKind::begin from the object as read, it owns the
+// kind's typed object, the status the pass builds and the status as read,
+// and whatever else the kind finds during the pass (a member's owner
+// lookup and gates). It implements the kind's hooks of the pass. A KindPass
+// belongs to its one pass (one thread); it may read its kind's shared,
+// immutable parts (deps, owner traits) through a reference given at begin,
+// which outlives the pass.
+class KindPass {
 public:
-  virtual ~TypedObject() = default;
+  KindPass() = default;
+  KindPass(const KindPass&) = delete;
+  KindPass& operator=(const KindPass&) = delete;
+  KindPass(KindPass&&) = delete;
+  KindPass& operator=(KindPass&&) = delete;
+  virtual ~KindPass() = default;
+
+  // The typed object's shared parts: the pass reads and writes them through
+  // the WorkspaceSpec / WorkspaceStatus bases.
   virtual api::ObjectMeta& meta() = 0;
   virtual const api::WorkspaceSpec& spec() const = 0;
   virtual api::WorkspaceStatus& status() = 0;
@@ -78,37 +96,104 @@ public:
   // diffs (original against current).
   virtual nlohmann::json statusJson() const = 0;
   virtual nlohmann::json originalJson() const = 0;
+
+  // The owner and its back-references (docs/decisions/manager-reconcile-pass.md
+  // "Owners"): fills cluster_name, owner, cluster and owner_ok, and
+  // DependenciesReady when the owner is missing or mismatched. An error is
+  // a read that failed.
+  virtual absl::Status reconcileOwner(WorkloadPass& pass) = 0;
+
+  // Inheritance (docs/reference/api.md, `spec.defaults`): the jobs policy the object
+  // inherits (nullopt: none), the identity it resolves, its schedule.
+  virtual std::optional<api::JobPolicy> inheritedJobs(const WorkloadPass& pass) const = 0;
+  virtual std::string identityName(const WorkloadPass& pass) const = 0;
+  virtual lifecycle::EffectiveSchedule schedule(const WorkloadPass& pass,
+                                                std::chrono::seconds default_interval) const = 0;
+
+  // Inputs. A kind with traits().immutable_inputs (TerraformMachine) builds
+  // its inputs only until it is provisioned and then runs every later
+  // operation from the durable inputs Secret and the pinned image digest.
+  // The dependency gates before rendering, in their order: false when one
+  // holds (it set its condition and requeue). Runs before variablesFrom.
+  virtual absl::StatusOr<bool> inputsReady(WorkloadPass& pass) {
+    (void)pass;
+    return true;
+  }
+  // The role's contract inputs (contract::toInputsJson of its struct).
+  virtual absl::StatusOr<nlohmann::json> roleInputs(WorkloadPass& pass) = 0;
+  // After a successful render.
+  virtual absl::Status afterInputs(WorkloadPass& pass) {
+    (void)pass;
+    return absl::OkStatus();
+  }
+
+  // Outputs of readable state: OutputsValid, the provisioned latch
+  // (pass.provisioned), InfrastructureHealthy and the kind's status fields
+  // and write-backs.
+  virtual absl::Status reconcileOutputs(WorkloadPass& pass) = 0;
+
+  // Deleting: whether dependents still exist (the kind set
+  // DeletionBlocked=True and the requeue).
+  virtual absl::StatusOr<bool> deletionBlocked(WorkloadPass& pass) {
+    (void)pass;
+    return false;
+  }
+
+  // The kind's part of the decision input (apply policy, approvals, pool
+  // membership).
+  virtual void decisionInput(const WorkloadPass& pass, lifecycle::DecisionInput& in) const {
+    (void)pass;
+    (void)in;
+  }
+
+  // The kind's side of the cluster operation gate, after the object's run
+  // Lease is held (`lease` is that request). The pass sets the result's
+  // traits.
+  virtual absl::StatusOr<lifecycle::GateInput> gateInput(WorkloadPass& pass,
+                                                         const lifecycle::LeaseRequest& lease) = 0;
+  // status.plan when the kind has it (traits().plan_approval), else nullptr.
+  virtual std::optional<api::PlanPreview>* plan(WorkloadPass& pass) {
+    (void)pass;
+    return nullptr;
+  }
+
+  // Status fields of the kind's own before the status patch (status.ready).
+  virtual void summarize(WorkloadPass& pass) { (void)pass; }
 };
 
-// TypedObject of an API type T (api::TerraformCluster, ...).
-template <class T> class TypedObjectOf : public TypedObject {
+// The typed part of a KindPass over an API type T (api::TerraformCluster,
+// ...): the object as read, the status this pass writes and the status as
+// read. A kind's pass derives from it and reads its own fields directly.
+template <class T> class KindPassOf : public KindPass {
 public:
   using Object = T;
   using Status = typename decltype(T::status)::value_type;
-  explicit TypedObjectOf(T decoded)
-      : object(std::move(decoded)), status_(object.status.value_or(Status{})), original_(status_) {}
+  explicit KindPassOf(T decoded)
+      : object_(std::move(decoded)), status_(object_.status.value_or(Status{})),
+        original_(status_) {}
 
-  api::ObjectMeta& meta() override { return object.metadata; }
-  const api::WorkspaceSpec& spec() const override { return object.spec; }
-  api::WorkspaceStatus& status() override { return status_; }
-  const api::WorkspaceStatus& original() const override { return original_; }
-  nlohmann::json statusJson() const override { return api::toJson(status_); }
-  nlohmann::json originalJson() const override { return api::toJson(original_); }
+  api::ObjectMeta& meta() final { return object_.metadata; }
+  const api::WorkspaceSpec& spec() const final { return object_.spec; }
+  api::WorkspaceStatus& status() final { return status_; }
+  const api::WorkspaceStatus& original() const final { return original_; }
+  nlohmann::json statusJson() const final { return api::toJson(status_); }
+  nlohmann::json originalJson() const final { return api::toJson(original_); }
 
-  T object;       // as read (its status is original_)
+protected:
+  T object_;      // as read (its status is original_)
   Status status_; // what this pass writes
   Status original_;
 };
 
-// Decodes `object` into Typed (a TypedObjectOf<T> or a class derived from
-// one); an error names the field that does not decode.
-template <class Typed>
-absl::StatusOr<std::unique_ptr<TypedObject>> decodeAs(const nlohmann::json& object) {
-  auto decoded = api::fromJson<typename Typed::Object>(object);
+// Decodes `object` as Pass::Object and makes the kind's pass of it,
+// Pass(decoded, args...); an error names the field that does not decode.
+template <class Pass, class... Args>
+absl::StatusOr<std::unique_ptr<KindPass>> beginPass(const nlohmann::json& object, Args&&... args) {
+  auto decoded = api::fromJson<typename Pass::Object>(object);
   if (!decoded.ok()) {
     return decoded.status();
   }
-  return std::make_unique<Typed>(*std::move(decoded));
+  return std::make_unique<Pass>(*std::move(decoded), std::forward<Args>(args)...);
 }
 
 // One reconcile's working set.
@@ -120,8 +205,9 @@ struct WorkloadPass {
 
   nlohmann::json object; // as read, at the version of the pass's last own write
   ObjectPatcher patcher; // every write to `object` (workload.h)
-  std::unique_ptr<TypedObject> typed;
-  // Into `typed`.
+  // The kind inside this pass (WorkloadKind::begin): the typed object.
+  std::unique_ptr<KindPass> kind;
+  // Into `kind`'s typed object.
   api::ObjectMeta* meta = nullptr;
   const api::WorkspaceSpec* spec = nullptr;
   api::WorkspaceStatus* status = nullptr;
@@ -134,11 +220,11 @@ struct WorkloadPass {
   // cluster.x-k8s.io/paused on the object, or the owning Cluster's spec.paused.
   bool paused = false;
   // The reconcile's logger (kube::ReconcileContext::log) with the owners
-  // WorkloadKind::reconcileOwner resolved: "Cluster", and "Machine" or
+  // KindPass::reconcileOwner resolved: "Cluster", and "Machine" or
   // "MachinePool" for the kinds they own.
   kube::Logger log;
 
-  // Owner (WorkloadKind::reconcileOwner): the Cluster's name, the owner
+  // Owner (KindPass::reconcileOwner): the Cluster's name, the owner
   // (Cluster, Machine, MachinePool; null when none / gone), the Cluster.
   std::string cluster_name;
   nlohmann::json owner;
@@ -229,9 +315,10 @@ void reportHealth(WorkloadPass& pass, const workspace::HealthCondition& health);
 // machine whose instance is still pending is not provisioned yet.
 void countPendingSample(WorkloadPass& pass, const std::optional<workspace::Health>& health);
 
-// What a kind adds to the pass. One instance serves every pass of its
-// controller, from several threads: implementations keep no per-pass
-// state outside the WorkloadPass (its TypedObject is the kind's own).
+// A kind: what is fixed for all its objects. One instance serves every pass
+// of its controller, from several threads: it holds only what is set when
+// the controller is built and never written after (deps, traits); what a
+// pass finds is its KindPass's, made by begin and owned by that one pass.
 class WorkloadKind {
 public:
   virtual ~WorkloadKind() = default;
@@ -245,72 +332,9 @@ public:
   // The kubectl resource ("terraformcluster"), for commands in messages.
   virtual std::string_view resource() const = 0;
 
-  // Decodes the object (an error is terminal: the object is malformed).
-  virtual absl::StatusOr<std::unique_ptr<TypedObject>>
-  decode(const nlohmann::json& object) const = 0;
-
-  // The owner and its back-references (docs/decisions/manager-reconcile-pass.md
-  // "Owners"): fills cluster_name, owner, cluster and owner_ok, and
-  // DependenciesReady when the owner is missing or mismatched. An error is
-  // a read that failed.
-  virtual absl::Status reconcileOwner(WorkloadPass& pass) = 0;
-
-  // Inheritance (docs/reference/api.md, `spec.defaults`): the jobs policy the object
-  // inherits (nullopt: none), the identity it resolves, its schedule.
-  virtual std::optional<api::JobPolicy> inheritedJobs(const WorkloadPass& pass) const = 0;
-  virtual std::string identityName(const WorkloadPass& pass) const = 0;
-  virtual lifecycle::EffectiveSchedule schedule(const WorkloadPass& pass,
-                                                std::chrono::seconds default_interval) const = 0;
-
-  // Inputs. A kind with traits().immutable_inputs (TerraformMachine) builds
-  // its inputs only until it is provisioned and then runs every later
-  // operation from the durable inputs Secret and the pinned image digest.
-  // The dependency gates before rendering, in their order: false when one
-  // holds (it set its condition and requeue). Runs before variablesFrom.
-  virtual absl::StatusOr<bool> inputsReady(WorkloadPass& pass) {
-    (void)pass;
-    return true;
-  }
-  // The role's contract inputs (contract::toInputsJson of its struct).
-  virtual absl::StatusOr<nlohmann::json> roleInputs(WorkloadPass& pass) = 0;
-  // After a successful render.
-  virtual absl::Status afterInputs(WorkloadPass& pass) {
-    (void)pass;
-    return absl::OkStatus();
-  }
-
-  // Outputs of readable state: OutputsValid, the provisioned latch
-  // (pass.provisioned), InfrastructureHealthy and the kind's status fields
-  // and write-backs.
-  virtual absl::Status reconcileOutputs(WorkloadPass& pass) = 0;
-
-  // Deleting: whether dependents still exist (the kind set
-  // DeletionBlocked=True and the requeue).
-  virtual absl::StatusOr<bool> deletionBlocked(WorkloadPass& pass) {
-    (void)pass;
-    return false;
-  }
-
-  // The kind's part of the decision input (apply policy, approvals, pool
-  // membership).
-  virtual void decisionInput(const WorkloadPass& pass, lifecycle::DecisionInput& in) const {
-    (void)pass;
-    (void)in;
-  }
-
-  // The kind's side of the cluster operation gate, after the object's run
-  // Lease is held (`lease` is that request). The pass sets the result's
-  // traits.
-  virtual absl::StatusOr<lifecycle::GateInput> gateInput(WorkloadPass& pass,
-                                                         const lifecycle::LeaseRequest& lease) = 0;
-  // status.plan when the kind has it (traits().plan_approval), else nullptr.
-  virtual std::optional<api::PlanPreview>* plan(WorkloadPass& pass) const {
-    (void)pass;
-    return nullptr;
-  }
-
-  // Status fields of the kind's own before the status patch (status.ready).
-  virtual void summarize(WorkloadPass& pass) const { (void)pass; }
+  // Decodes the object into the kind's pass (an error is terminal: the
+  // object is malformed). The pass may keep a reference to this kind.
+  virtual absl::StatusOr<std::unique_ptr<KindPass>> begin(const nlohmann::json& object) const = 0;
 };
 
 } // namespace captf::controllers

@@ -94,6 +94,55 @@ std::string_view waitConditionFor(Operation operation) {
   return cond::kApplyJobSucceeded;
 }
 
+LeaseWait runLeaseWait(const std::string& holder) {
+  return LeaseWait{.reason = std::string(cond::kReasonWaitingForRunLease),
+                   .message = "the run lease is held by Job " + holder,
+                   .event_reason = "WaitingForRunLease",
+                   .event_note = "waiting for Job " + holder + " to release the run lease",
+                   .metric = "run_lease"};
+}
+
+std::optional<LeaseWait> gateWait(GateVerdict verdict, std::int32_t dependent_operations,
+                                  const std::string& cluster) {
+  switch (verdict) {
+  case GateVerdict::kProceed:
+    return std::nullopt;
+  case GateVerdict::kWaitForMachineOperations:
+    return LeaseWait{.reason = std::string(cond::kReasonWaitingForMachineOperations),
+                     .message = std::to_string(dependent_operations) +
+                                " machine/pool operations of Cluster " + cluster + " are running",
+                     .event_reason = "WaitingForMachineOperations",
+                     .event_note = "waiting for machine and pool operations of Cluster " + cluster,
+                     .metric = "machine_operations"};
+  case GateVerdict::kWaitForClusterOperation:
+    return LeaseWait{.reason = std::string(cond::kReasonWaitingForClusterOperation),
+                     .message = "an operation of Cluster " + cluster + " is running",
+                     .event_reason = "WaitingForClusterOperation",
+                     .event_note = "waiting for the operation of Cluster " + cluster,
+                     .metric = "cluster_operation"};
+  }
+  return std::nullopt;
+}
+
+std::string_view gitSourceReason(absl::StatusCode code) {
+  switch (code) {
+  case absl::StatusCode::kUnauthenticated:
+  case absl::StatusCode::kPermissionDenied:
+    return cond::kReasonGitAuthenticationFailed;
+  case absl::StatusCode::kNotFound:
+    return cond::kReasonGitRefNotFound;
+  case absl::StatusCode::kUnavailable:
+  case absl::StatusCode::kDeadlineExceeded:
+    return cond::kReasonGitUnreachable;
+  case absl::StatusCode::kFailedPrecondition:
+    return cond::kReasonGitServerNotTrusted;
+  case absl::StatusCode::kInvalidArgument:
+    return cond::kReasonGitCredentialsInvalid;
+  default:
+    return cond::kReasonGitSourceFailed;
+  }
+}
+
 const std::string& sourceImage(const api::Source& source) {
   return source.git ? source.git->runtime_image : source.image;
 }

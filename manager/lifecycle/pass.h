@@ -3,21 +3,24 @@
 // The pure tables the reconcile pass applies around decideNextOperation
 // (docs/behaviour/lifecycle.md#pass-structure, steps 10 and 13): what the
 // state's classification reads as in the decision, which condition a hold
-// sets, which root a Job renders, which condition waits for the run Lease,
-// and the Job build request from what the pass gathered. No I/O; the
-// controller (manager/controllers/workload_reconciler.cc) reads, calls these
+// sets, which root a Job renders, which condition waits for the run Lease
+// and what the wait says, a Git failure's reason, and the Job build request from what the pass
+// gathered. No I/O; the controller (manager/controllers/workload_reconciler.cc) reads, calls these
 // and writes.
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "manager/api/workspace.h"
 #include "manager/lifecycle/bookkeeping.h"
 #include "manager/lifecycle/decision.h"
 #include "manager/lifecycle/defaults.h"
 #include "manager/lifecycle/job_builder.h"
+#include "manager/lifecycle/leases.h"
 #include "manager/lifecycle/names.h"
 #include "manager/workspace/backups.h"
 #include "manager/workspace/kind_traits.h"
@@ -71,6 +74,33 @@ JobRoot rootForOperation(api::Operation operation, const workspace::KindTraits& 
 // DriftJobSucceeded for drift and refresh, RestoreJobSucceeded for restore,
 // ApplyJobSucceeded for apply, destroy and plan.
 std::string_view waitConditionFor(api::Operation operation);
+
+// What a Job start that waits for the run Lease or the cluster operation
+// gate reports: waitConditionFor(operation)=Unknown with `reason` and
+// `message`, and on that condition's transition one Normal Event
+// (`event_reason`, `event_note`) and one count of captf_lease_waits_total
+// labelled `metric`.
+struct LeaseWait {
+  std::string reason;
+  std::string message;
+  std::string event_reason;
+  std::string event_note;
+  std::string metric;
+};
+
+// The run Lease is held by Job `holder`.
+LeaseWait runLeaseWait(const std::string& holder);
+
+// A gate verdict's wait (nullopt: kProceed) for Cluster `cluster`, with
+// `dependent_operations` machine and pool operations running.
+std::optional<LeaseWait> gateWait(GateVerdict verdict, std::int32_t dependent_operations,
+                                  const std::string& cluster);
+
+// DependenciesReady's reason for a Git source whose ref cannot be resolved,
+// from its status class (contract/git.h): GitAuthenticationFailed,
+// GitRefNotFound, GitUnreachable, GitServerNotTrusted,
+// GitCredentialsInvalid, else GitSourceFailed.
+std::string_view gitSourceReason(absl::StatusCode code);
 
 // The image the `source` container of a run Job runs: spec.source.image, or
 // a Git source's runtime image.

@@ -475,14 +475,16 @@ std::vector<IndirectReasons> indirectReasons() {
     return std::vector<std::string>(list.begin(), list.end());
   };
   return {
-      {"manager/controllers/workload_reconciler.cc", "workspace::stateEventReason(pass.verdict)",
-       state},
-      // gitReason(): the DependenciesReady reason of a failed ref lookup.
-      {"manager/controllers/workload_reconciler.cc", "reason",
+      {"manager/controllers/pass_inputs.cc", "workspace::stateEventReason(pass.verdict)", state},
+      // lifecycle::gitSourceReason(): the DependenciesReady reason of a failed ref lookup.
+      {"manager/controllers/pass_inputs.cc", "reason",
        strs({cond::kReasonGitAuthenticationFailed, cond::kReasonGitRefNotFound,
              cond::kReasonGitUnreachable, cond::kReasonGitServerNotTrusted,
              cond::kReasonGitCredentialsInvalid, cond::kReasonGitSourceFailed})},
-      // MemberKind::gate(): the DependenciesReady reason its callers pass.
+      // lifecycle::runLeaseWait(): the Event of a wait on another run's lease.
+      {"manager/controllers/job_start.cc", "wait.event_reason",
+       strs({"WaitingForRunLease", "WaitingForMachineOperations", "WaitingForClusterOperation"})},
+      // gate(): the DependenciesReady reason its callers pass.
       {"manager/controllers/member_kind.cc", "reason",
        strs({cond::kReasonClusterNotTerraform, cond::kReasonWaitingForClusterInfrastructure,
              cond::kReasonWaitingForClusterExports, cond::kReasonWaitingForBootstrapData})},

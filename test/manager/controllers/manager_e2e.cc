@@ -392,7 +392,15 @@ std::optional<double> metricValue(const std::string& exposition, const std::stri
   return sum;
 }
 
-MetricsSince::MetricsSince(const ManagerRig& rig) : rig_(rig), before_(rig.metrics()) {
+MetricsSince::MetricsSince(const ManagerRig& rig) : rig_(rig) {
+  // The manager may still be starting (a shard's first case comes right
+  // after the suite's setup).
+  eventually(
+      [&] {
+        before_ = rig.metrics();
+        return !before_.empty();
+      },
+      std::chrono::seconds(60));
   EXPECT_FALSE(before_.empty()) << "the manager's /metrics did not answer";
 }
 

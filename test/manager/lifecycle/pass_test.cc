@@ -1,5 +1,8 @@
+#include <string_view>
+
 #include <gtest/gtest.h>
 
+#include "absl/status/status.h"
 #include "manager/api/conditions.h"
 #include "manager/lifecycle/pass.h"
 #include "test/manager/lifecycle/testing.h"
@@ -134,6 +137,54 @@ TEST(PassTest, WaitConditionFor) {
   EXPECT_EQ(waitConditionFor(Operation::kDrift), c::kDriftJobSucceeded);
   EXPECT_EQ(waitConditionFor(Operation::kRefresh), c::kDriftJobSucceeded);
   EXPECT_EQ(waitConditionFor(Operation::kRestore), c::kRestoreJobSucceeded);
+}
+
+TEST(PassTest, RunLeaseWait) {
+  const LeaseWait wait = runLeaseWait("captf-m-w0-apply-a1-abc");
+  EXPECT_EQ(wait.reason, c::kReasonWaitingForRunLease);
+  EXPECT_EQ(wait.message, "the run lease is held by Job captf-m-w0-apply-a1-abc");
+  EXPECT_EQ(wait.event_reason, "WaitingForRunLease");
+  EXPECT_EQ(wait.event_note, "waiting for Job captf-m-w0-apply-a1-abc to release the run lease");
+  EXPECT_EQ(wait.metric, "run_lease");
+}
+
+TEST(PassTest, GateWait) {
+  EXPECT_FALSE(gateWait(GateVerdict::kProceed, 3, "c1"));
+  const auto machines = gateWait(GateVerdict::kWaitForMachineOperations, 3, "c1");
+  ASSERT_TRUE(machines);
+  EXPECT_EQ(machines->reason, c::kReasonWaitingForMachineOperations);
+  EXPECT_EQ(machines->message, "3 machine/pool operations of Cluster c1 are running");
+  EXPECT_EQ(machines->event_reason, "WaitingForMachineOperations");
+  EXPECT_EQ(machines->event_note, "waiting for machine and pool operations of Cluster c1");
+  EXPECT_EQ(machines->metric, "machine_operations");
+  const auto cluster = gateWait(GateVerdict::kWaitForClusterOperation, 0, "c1");
+  ASSERT_TRUE(cluster);
+  EXPECT_EQ(cluster->reason, c::kReasonWaitingForClusterOperation);
+  EXPECT_EQ(cluster->message, "an operation of Cluster c1 is running");
+  EXPECT_EQ(cluster->event_reason, "WaitingForClusterOperation");
+  EXPECT_EQ(cluster->event_note, "waiting for the operation of Cluster c1");
+  EXPECT_EQ(cluster->metric, "cluster_operation");
+}
+
+TEST(PassTest, GitSourceReason) {
+  const struct {
+    absl::StatusCode code;
+    std::string_view want;
+  } cases[] = {
+      {absl::StatusCode::kUnauthenticated, c::kReasonGitAuthenticationFailed},
+      {absl::StatusCode::kPermissionDenied, c::kReasonGitAuthenticationFailed},
+      {absl::StatusCode::kNotFound, c::kReasonGitRefNotFound},
+      {absl::StatusCode::kUnavailable, c::kReasonGitUnreachable},
+      {absl::StatusCode::kDeadlineExceeded, c::kReasonGitUnreachable},
+      {absl::StatusCode::kFailedPrecondition, c::kReasonGitServerNotTrusted},
+      {absl::StatusCode::kInvalidArgument, c::kReasonGitCredentialsInvalid},
+      {absl::StatusCode::kInternal, c::kReasonGitSourceFailed},
+      {absl::StatusCode::kUnknown, c::kReasonGitSourceFailed},
+  };
+  for (const auto& one : cases) {
+    SCOPED_TRACE(absl::StatusCodeToString(one.code));
+    EXPECT_EQ(gitSourceReason(one.code), one.want);
+  }
 }
 
 constexpr char kPinnedDigest[] =
