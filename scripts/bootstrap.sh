@@ -21,6 +21,8 @@ PKGS=(
   libvalijson-dev
   # the rig: sandboxed pods and a local OCI registry
   bubblewrap docker-registry
+  # the fault matrix runs one manager with its clock off (docs/decisions/fault-matrix.md)
+  libfaketime
   # pod networks: ip (netns, addresses) and nsenter (docs/decisions/rig-pod-network.md)
   iproute2 util-linux
   # the rig's Git server over SSH runs its own sshd (test/rig/README.md)

@@ -44,12 +44,14 @@ absl::Status PassInputs::reconcileState(WorkloadPass& pass) {
   }
   pass.state = workspace::readState(pass.suffix, *secrets);
   // The cached read is not decided on, but read again once from the API
-  // server, when the cache may be behind where it matters: a deleting object
-  // leaves without a destroy only when it has no state
+  // server, when the cache may be behind where it matters: a provisioned
+  // object is StateLost, and a deleting one leaves without a destroy, only
+  // when the API server too has no state
   // (docs/behaviour/state.md#a-deleting-object-without-state), and the
   // newest successful apply's adoption may not have reached the cache (its
   // hash is not the state's).
-  bool read_live = pass.deleting && pass.state.status == workspace::StateStatus::kNotFound;
+  bool read_live =
+      pass.state.status == workspace::StateStatus::kNotFound && (pass.deleting || pass.latched());
   for (const RunJob& run : pass.jobs) {
     if (run.record.operation == api::Operation::kApply &&
         run.record.outcome == lifecycle::JobOutcome::kSucceeded) {

@@ -9,7 +9,7 @@
 namespace captf::controllers {
 
 RefWatcher::RefWatcher(Options options, ReadSecret read_secret, ListRemote list_remote)
-    : options_(options), read_secret_(std::move(read_secret)),
+    : options_(std::move(options)), read_secret_(std::move(read_secret)),
       list_remote_(std::move(list_remote)) {}
 
 RefWatcher::~RefWatcher() = default;
@@ -34,7 +34,7 @@ std::optional<RefResolution> RefWatcher::follow(const RefFollower& who, const co
                                                 const contract::GitRef& ref) {
   if (ref.kind == contract::GitRefKind::kCommit) {
     forget(who);
-    return RefResolution{absl::OkStatus(), ref.name, std::chrono::system_clock::now()};
+    return RefResolution{absl::OkStatus(), ref.name, options_.wall_now()};
   }
   GitRemote key{url.canonical, secret.empty() ? std::string() : who.ns, secret};
   std::scoped_lock lock(mu_);
@@ -173,7 +173,7 @@ void RefWatcher::listOne(const GitRemote& key, const contract::GitUrl& url) {
     } else {
       const bool first = !remote.listed;
       remote.listed = true;
-      remote.at = std::chrono::system_clock::now();
+      remote.at = options_.wall_now();
       remote.status = list_status;
       remote.refs = listed.ok() ? *std::move(listed) : std::vector<contract::git::RemoteRef>{};
       remote.due = Clock::now() + nextInterval();

@@ -70,6 +70,12 @@ public:
     double jitter = 0.1;
     int workers = 2;
     std::chrono::milliseconds timeout{std::chrono::seconds(30)};
+    // The wall time a listing is stamped with (RefResolution::at): the
+    // manager's clock, which is the API server's
+    // (docs/decisions/kube-client.md, "Whose clock").
+    std::function<std::chrono::system_clock::time_point()> wall_now = [] {
+      return std::chrono::system_clock::now();
+    };
   };
   // The Secret's decoded data; NotFound when it does not exist.
   using ReadSecret = std::function<absl::StatusOr<std::map<std::string, std::string>>(

@@ -66,7 +66,8 @@ public:
               std::shared_ptr<spdlog::logger> logger)
       : settings_(settings), metrics_(manager.metrics(), version, commit),
         refs_(RefWatcher::Options{settings.git_poll_interval, 0.1, settings.git_workers,
-                                  settings.git_timeout},
+                                  settings.git_timeout,
+                                  [&manager] { return manager.clock().wallNow(); }},
               secretReader(manager.apiClient()), gitListRemote()),
         runner_events_(runnerEvents(manager, settings, logger)),
         reports_(runner_events_ ? std::make_unique<reports::RunReports>(*runner_events_) : nullptr),

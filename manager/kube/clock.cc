@@ -1,7 +1,11 @@
 #include "manager/kube/clock.h"
 
 #include <algorithm>
+#include <string>
 #include <utility>
+
+#include "absl/time/time.h"
+#include "manager/kube/strings.h"
 
 namespace captf::kube {
 
@@ -22,6 +26,25 @@ bool RealClock::waitUntil(std::unique_lock<std::mutex>& lock, std::condition_var
 Clock& realClock() {
   static RealClock clock;
   return clock;
+}
+
+void ServerClock::observe(std::string_view date, WallTime sent, WallTime received) {
+  absl::Time parsed;
+  std::string error;
+  if (!absl::ParseTime("%a, %d %b %Y %H:%M:%S GMT", av(date), absl::UTCTimeZone(), &parsed,
+                       &error)) {
+    return;
+  }
+  const WallTime server = absl::ToChronoTime(parsed);
+  const Duration low = server - received;
+  const Duration high = server + std::chrono::seconds(1) - sent;
+  if (high - low > std::chrono::seconds(2)) {
+    return;
+  }
+  const Duration current = offset();
+  if (current < low || current > high) {
+    offset_ns_.store((low + (high - low) / 2).count(), std::memory_order_relaxed);
+  }
 }
 
 FakeClock::FakeClock(WallTime wall_start)

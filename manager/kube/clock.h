@@ -3,12 +3,14 @@
 // Time as a seam: every component that waits or stamps takes a Clock&, so
 // unit tests drive time with FakeClock instead of sleeping.
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <stop_token>
+#include <string_view>
 #include <vector>
 
 namespace captf::kube {
@@ -54,6 +56,44 @@ public:
 
 // The shared stateless RealClock.
 Clock& realClock();
+
+// The API server's wall clock as this process last saw it: now() and
+// waitUntil() are `local`'s; wallNow() is `local`'s wall time plus an
+// offset learned from the Date header of the server's responses
+// (observe()). Every time the manager compares with a time the server or
+// another node wrote (a Job's creationTimestamp, a Lease's renewTime) and
+// every time it writes is then on the server's clock, so a manager whose
+// own clock is off does not take a running Job for one past its deadline
+// (docs/decisions/kube-client.md, "Whose clock"). Thread-safe.
+class ServerClock final : public Clock {
+public:
+  explicit ServerClock(Clock& local) : local_(local) {}
+
+  SteadyTime now() const override { return local_.now(); }
+  WallTime wallNow() const override { return local_.wallNow() + offset(); }
+  bool waitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable_any& cv,
+                 std::stop_token stop, SteadyTime deadline,
+                 const std::function<bool()>& done) override {
+    return local_.waitUntil(lock, cv, std::move(stop), deadline, done);
+  }
+
+  // The local wall time, without the offset: what a caller of observe()
+  // reads before sending and after the answer.
+  WallTime localNow() const { return local_.wallNow(); }
+  // A response's Date header (IMF-fixdate, whole seconds), the request sent
+  // at `sent` and its answer read by `received` (localNow()). The server
+  // wrote the header between the two, so the offset lies within
+  // [date - received, date + 1 s - sent]: the offset moves to that window's
+  // middle only when it lies outside (a clock off, or stepped), so clocks
+  // in step keep an offset of 0. A window wider than 2 s (a slow answer)
+  // or a header that does not parse tells nothing and is ignored.
+  void observe(std::string_view date, WallTime sent, WallTime received);
+  Duration offset() const { return Duration(offset_ns_.load(std::memory_order_relaxed)); }
+
+private:
+  Clock& local_;
+  std::atomic<Duration::rep> offset_ns_{0};
+};
 
 // A clock that moves only when a test calls advance(). Waiters blocked in
 // waitUntil() wake when advance() passes their deadline. Thread-safe.

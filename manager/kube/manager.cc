@@ -93,11 +93,15 @@ absl::StatusOr<std::unique_ptr<Manager>> Manager::create(const RestConfig& confi
 }
 
 absl::Status Manager::init(const RestConfig& config) {
-  auto rest = RestClient::create(config, clock_, &metrics_, logger_);
+  // The clients keep time on the local clock (deadlines, and an exec
+  // plugin's expiry, which it computed on this machine's clock); only their
+  // answers' Date headers go to clock_.
+  auto rest = RestClient::create(config, local_clock_, &metrics_, logger_);
   if (!rest.ok()) {
     return rest.status();
   }
   rest_ = *std::move(rest);
+  rest_->observeServerTime(clock_);
   mapper_ = std::make_unique<DiscoveryRestMapper>(*rest_, clock_);
   api_ = std::make_unique<ApiClient>(*rest_, *mapper_);
   if (options_.leader_election == LeaderElectionMode::kEnabled) {
@@ -106,11 +110,12 @@ absl::Status Manager::init(const RestConfig& config) {
     RestConfig lease_config = config;
     lease_config.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(
         options_.leader_election_config.renew_deadline);
-    auto lease_rest = RestClient::create(lease_config, clock_, &metrics_, logger_);
+    auto lease_rest = RestClient::create(lease_config, local_clock_, &metrics_, logger_);
     if (!lease_rest.ok()) {
       return lease_rest.status();
     }
     lease_rest_ = *std::move(lease_rest);
+    lease_rest_->observeServerTime(clock_);
     lease_api_ = std::make_unique<ApiClient>(*lease_rest_, *mapper_);
   }
   cache_ = std::make_unique<InformerCache>(InformerCache::apiFactory(*api_), clock_, options_.cache,

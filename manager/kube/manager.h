@@ -180,7 +180,10 @@ private:
 
   ManagerOptions options_;
   std::shared_ptr<spdlog::logger> logger_;
-  RealClock clock_;
+  RealClock local_clock_;
+  // The clock of every component: local time, the API server's wall time
+  // (learned from the main and Lease clients' answers).
+  ServerClock clock_{local_clock_};
   MetricsRegistry metrics_;
   std::string identity_;
   std::unique_ptr<RestClient> rest_;

@@ -201,10 +201,14 @@ absl::StatusOr<HttpResponse> RestClient::send(const RestRequest& request) {
       return http.status();
     }
     SteadyTime started = clock_.now();
+    const WallTime sent = server_time_ != nullptr ? server_time_->localNow() : WallTime{};
     auto response = transport_->roundTrip(*http);
     record(request.method, response.ok() ? response->status : 0, clock_.now() - started);
     if (!response.ok()) {
       return response.status();
+    }
+    if (server_time_ != nullptr) {
+      server_time_->observe(response->header("Date"), sent, server_time_->localNow());
     }
     if (isSuccess(response->status)) {
       return response;
@@ -262,10 +266,14 @@ absl::StatusOr<std::unique_ptr<BodyStream>> RestClient::stream(const RestRequest
       return http.status();
     }
     SteadyTime started = clock_.now();
+    const WallTime sent = server_time_ != nullptr ? server_time_->localNow() : WallTime{};
     auto body = transport_->open(*http, stop);
     record(request.method, body.ok() ? (*body)->status() : 0, clock_.now() - started);
     if (!body.ok()) {
       return body.status();
+    }
+    if (server_time_ != nullptr) {
+      server_time_->observe((*body)->header("Date"), sent, server_time_->localNow());
     }
     int status = (*body)->status();
     if (isSuccess(status)) {

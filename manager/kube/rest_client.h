@@ -72,6 +72,9 @@ public:
   absl::StatusOr<std::unique_ptr<BodyStream>> stream(const RestRequest& request,
                                                      std::stop_token stop);
 
+  // Every answer's Date header goes to `clock` (ServerClock::observe).
+  void observeServerTime(ServerClock& clock) { server_time_ = &clock; }
+
   const RestConfig& config() const { return config_; }
   Clock& clock() const { return clock_; }
   const std::shared_ptr<spdlog::logger>& logger() const { return logger_; }
@@ -89,6 +92,7 @@ private:
   std::unique_ptr<HttpTransport> transport_;
   std::unique_ptr<CredentialSource> credentials_;
   Clock& clock_;
+  ServerClock* server_time_ = nullptr;
   std::unique_ptr<TokenBucket> limiter_;
   CounterFamily* requests_ = nullptr;
   HistogramFamily* latency_ = nullptr;

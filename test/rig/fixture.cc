@@ -1,5 +1,6 @@
 #include "test/rig/fixture.h"
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdio>
@@ -9,6 +10,7 @@
 #include <fstream>
 #include <mutex>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 #include <fcntl.h>
@@ -196,7 +198,12 @@ pid_t spawn(const std::vector<std::string>& argv, const std::string& log,
   raw.push_back(nullptr);
   std::vector<std::string> env_strings;
   for (char** e = environ; *e != nullptr; ++e) {
-    env_strings.emplace_back(*e);
+    const std::string_view entry(*e);
+    const std::string_view name = entry.substr(0, entry.find('=') + 1);
+    if (std::none_of(extra_env.begin(), extra_env.end(),
+                     [&](const std::string& extra) { return extra.starts_with(name); })) {
+      env_strings.emplace_back(entry);
+    }
   }
   env_strings.insert(env_strings.end(), extra_env.begin(), extra_env.end());
   std::vector<char*> envp;

@@ -77,7 +77,8 @@ CommandResult run(const std::vector<std::string>& argv, const std::string& stdin
                   const std::map<std::string, std::string>& extra_env = {});
 
 // Starts `argv` (argv[0] a path) in the background with this process's
-// environment plus `extra_env` ("NAME=value"), stderr appended to `log` and
+// environment plus `extra_env` ("NAME=value", replacing an inherited
+// variable of that name), stderr appended to `log` and
 // stdout to `stdout_fd` (-1: the log too). Returns the pid, or -1 when it
 // cannot start.
 pid_t spawn(const std::vector<std::string>& argv, const std::string& log,

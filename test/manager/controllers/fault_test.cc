@@ -42,6 +42,7 @@
 #include <nlohmann/json.hpp>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "absl/strings/escaping.h"
@@ -85,9 +86,9 @@ void runRig(const std::vector<std::string>& args) {
 
 // --- The module's create counter -------------------------------------------
 
-// Counts the lines the module's `counted` resources send on create
-// ("create <object> <rev>"), outside every pod, so a run that is killed
-// cannot take its count with it.
+// Counts the lines the module's `counted` resources send on create and on
+// destroy ("create <object> <rev>", "destroy <object> <rev>"), outside every
+// pod, so a run that is killed cannot take its count with it.
 class CreateCounter {
 public:
   CreateCounter() {
@@ -112,12 +113,19 @@ public:
 
   int port() const { return port_; }
   int creates(const std::string& object, const std::string& rev) const {
-    std::scoped_lock lock(mu_);
-    auto it = counts_.find("create " + object + " " + rev);
-    return it == counts_.end() ? 0 : it->second;
+    return count("create " + object + " " + rev);
+  }
+  int destroys(const std::string& object, const std::string& rev) const {
+    return count("destroy " + object + " " + rev);
   }
 
 private:
+  int count(const std::string& line) const {
+    std::scoped_lock lock(mu_);
+    auto it = counts_.find(line);
+    return it == counts_.end() ? 0 : it->second;
+  }
+
   void serve(const std::stop_token& stop) {
     while (!stop.stop_requested()) {
       pollfd p{fd_, POLLIN, 0};
@@ -437,8 +445,8 @@ protected:
   // The noop cluster module and, for each rev in var.revs (comma
   // separated; revs are only ever added, so no apply is destructive):
   // `slow` (sleeps var.pause seconds in a test child named
-  // fault-slow-<object>-<rev>), then `counted` (sends its create to the
-  // counter), then `after` (sleeps var.pause_after seconds).
+  // fault-slow-<object>-<rev>), then `counted` (sends its create, and its
+  // destroy, to the counter), then `after` (sleeps var.pause_after seconds).
   static std::string moduleText() {
     const std::string port = std::to_string(counter_->port());
     return runner::e2e::noopModule(contract::Role::kCluster) +
@@ -457,12 +465,19 @@ protected:
            "}\n"
            "resource \"terraform_data\" \"counted\" {\n"
            "  for_each   = local.revs\n"
-           "  input      = each.key\n"
+           "  input      = \"${var.captf_object.name} ${each.key}\"\n"
            "  depends_on = [terraform_data.slow]\n"
            "  provisioner \"local-exec\" {\n"
            "    command     = \"send:" +
            port +
-           ":create ${var.captf_object.name} ${each.key}\"\n"
+           ":create ${self.input}\"\n"
+           "    interpreter = [\"/captf/module/child\"]\n"
+           "  }\n"
+           "  provisioner \"local-exec\" {\n"
+           "    when        = destroy\n"
+           "    command     = \"send:" +
+           port +
+           ":destroy ${self.input}\"\n"
            "    interpreter = [\"/captf/module/child\"]\n"
            "  }\n"
            "}\n"
@@ -488,6 +503,8 @@ protected:
     std::string pause_after = "0";
     // The module image ("": the suite's).
     std::string image{};
+    // spec.jobs (null: none).
+    json jobs{};
   };
 
   // Every case names its objects with its own `id`: the cases share one
@@ -511,10 +528,13 @@ protected:
   // Creates `o` with its first rev (its first apply).
   static void create(Obj& o) {
     o.revs = {"1"};
-    e2e::createClusterPair(kNamespace, o.name, o.cluster,
-                           {{"source", {{"image", o.image.empty() ? module_image_ : o.image}}},
-                            {"identityRef", {{"name", kIdentity}}},
-                            {"variables", variables(o)}});
+    json spec = {{"source", {{"image", o.image.empty() ? module_image_ : o.image}}},
+                 {"identityRef", {{"name", kIdentity}}},
+                 {"variables", variables(o)}};
+    if (!o.jobs.is_null()) {
+      spec["jobs"] = o.jobs;
+    }
+    e2e::createClusterPair(kNamespace, o.name, o.cluster, spec);
   }
   // Adds a rev: the next apply creates one more of each resource.
   static void bump(Obj& o) {
@@ -528,6 +548,179 @@ protected:
     create(o);
     ASSERT_TRUE(eventually([&] { return readyTrue(tc(o.name)); }, std::chrono::seconds(120)))
         << tc(o.name).dump(2) << manager_.processLog();
+  }
+
+  // For a scope, the suite's manager replaced by one whose wall clock is
+  // `offset` (libfaketime's FAKETIME, e.g. "+15m") off the host's, its
+  // monotonic clock left alone; the suite's own manager again after.
+  class SkewedManager {
+  public:
+    explicit SkewedManager(const std::string& offset) {
+      const std::string library = fakeTimeLibrary();
+      if (library.empty()) {
+        ADD_FAILURE() << "libfaketime is not installed (scripts/bootstrap.sh installs it)";
+        return;
+      }
+      manager_.stopCleanly();
+      // The sanitizer runtime would insist on being loaded first.
+      manager_.env = {"LD_PRELOAD=" + library, "FAKETIME=" + offset,
+                      "FAKETIME_DONT_FAKE_MONOTONIC=1", "ASAN_OPTIONS=verify_asan_link_order=0"};
+      manager_.start();
+      started_ = true;
+    }
+    SkewedManager(const SkewedManager&) = delete;
+    SkewedManager& operator=(const SkewedManager&) = delete;
+    ~SkewedManager() {
+      if (started_) {
+        manager_.stopCleanly();
+        manager_.env.clear();
+        manager_.start();
+      }
+    }
+    bool started() const { return started_; }
+
+  private:
+    // Debian's multithreaded libfaketime ("" when missing).
+    static std::string fakeTimeLibrary() {
+      std::error_code error;
+      for (const auto& entry : std::filesystem::directory_iterator("/usr/lib", error)) {
+        const std::filesystem::path library = entry.path() / "faketime" / "libfaketimeMT.so.1";
+        if (std::filesystem::exists(library, error)) {
+          return library.string();
+        }
+      }
+      return "";
+    }
+    bool started_ = false;
+  };
+
+  // For a scope, the suite's manager replaced by one that talks to the API
+  // server through the rig's proxy (test/rig/README.md, `proxy`), whose
+  // Secrets watches a case can hold; the suite's own manager again after.
+  class ProxiedManager {
+  public:
+    ProxiedManager() : kubeconfig_(manager_.dir + "/proxied.kubeconfig") {
+      std::filesystem::remove(kubeconfig_ + ".control");
+      pid_ = rig::spawn({e2e::sourceDir() + "/test/rig/rig", "proxy", "--dir", e2e::env().dir,
+                         "--kubeconfig", manager_.kubeconfig, "--out", kubeconfig_},
+                        manager_.dir + "/proxy.log");
+      if (pid_ <= 0 ||
+          !eventually([&] { return std::filesystem::exists(kubeconfig_ + ".control"); },
+                      std::chrono::seconds(120))) {
+        ADD_FAILURE() << "the rig's proxy did not start\n"
+                      << rig::readFile(manager_.dir + "/proxy.log");
+        return;
+      }
+      control_ = rig::readFile(kubeconfig_ + ".control");
+      manager_.stopCleanly();
+      own_kubeconfig_ = manager_.kubeconfig;
+      manager_.kubeconfig = kubeconfig_;
+      manager_.start();
+      started_ = true;
+    }
+    ProxiedManager(const ProxiedManager&) = delete;
+    ProxiedManager& operator=(const ProxiedManager&) = delete;
+    ~ProxiedManager() {
+      if (started_) {
+        release();
+        manager_.stopCleanly();
+        manager_.kubeconfig = own_kubeconfig_;
+        manager_.start();
+      }
+      if (pid_ > 0) {
+        ::kill(pid_, SIGTERM);
+        ::waitpid(pid_, nullptr, 0);
+      }
+    }
+    bool started() const { return started_; }
+    // Holds the manager's Secrets watches (its informer falls behind);
+    // lists and reads go through.
+    void holdSecretWatches() const {
+      control("/hold?match=" + std::string("/secrets%5C%3F.*watch%3D"));
+    }
+    void release() const { control("/release"); }
+
+  private:
+    void control(const std::string& path) const {
+      const rig::CommandResult r = rig::run({"curl", "-sf", "-X", "POST", control_ + path});
+      EXPECT_EQ(r.exit_code, 0) << path << ": " << r.output;
+    }
+
+    std::string kubeconfig_;
+    std::string own_kubeconfig_;
+    std::string control_;
+    pid_t pid_ = -1;
+    bool started_ = false;
+  };
+
+  // The running apply's pod of `o` (created here) force-deleted on a lost
+  // node while its process runs on; the lock holds (StateLocked, nothing
+  // forced, no second run) until the runbook's fencing and unlock, and the
+  // retry converges (AForceDeletedPodWhoseProcessLivesOnIsNotForcedOpen).
+  static void forceDeleteTheHolderAndExpectNoForce(Obj& o) {
+    CaseWatch watch(manager_, o.name);
+    const auto forced = [] {
+      return e2e::metricValue(manager_.metrics(), "captf_lock_force_unlocks_total",
+                              {{"kind", "TerraformCluster"}})
+          .value_or(0);
+    };
+    const double forced_before = forced();
+    create(o);
+    const std::optional<Proc> orphan = stepChild(o, "slow");
+    ASSERT_TRUE(orphan) << manager_.processLog();
+    const auto jobs = e2e::runJobs(kNamespace, o.name, "apply");
+    ASSERT_EQ(jobs.size(), 1U);
+    const json pods = getJson({"-n", kNamespace, "get", "pods", "-l", "job-name=" + jobs[0]});
+    ASSERT_TRUE(pods.is_object() && !pods.value("items", json::array()).empty()) << pods.dump(2);
+    const std::string pod = pods["items"][0]["metadata"].value("name", "");
+    // Its node lost (test/rig/README.md): the deletion never reaches it.
+    ASSERT_EQ(kubectl({"-n", kNamespace, "annotate", "pod", pod, "rig.captf.io/node-lost=true"})
+                  .exit_code,
+              0);
+    ASSERT_EQ(
+        kubectl({"-n", kNamespace, "delete", "pod", pod, "--force", "--grace-period=0"}).exit_code,
+        0);
+    // The orphan's processes: the runner, its runtime and their children
+    // (the pod's name is their HOSTNAME).
+    const auto orphans = [&pod] {
+      std::vector<pid_t> pids;
+      for (const Proc& p : processes(CommandLines::kRunners)) {
+        if (envOf(p.pid, "HOSTNAME") == pod) {
+          pids.push_back(p.pid);
+        }
+      }
+      return pids;
+    };
+    ASSERT_TRUE(eventually([&] {
+      const json object = tc(o.name);
+      return e2e::conditionOf(object, "StateReadable", "reason") == "StateLocked" &&
+             absl::StrContains(e2e::conditionOf(object, "StateReadable", "message"),
+                               "no longer exists");
+    })) << tc(o.name).dump(2);
+    EXPECT_FALSE(orphans().empty()) << "the orphan runs on while the lock holds";
+    // It goes on past its slow step (and tries to write the state, which
+    // its token, bound to the gone pod, can no longer do); nothing is forced.
+    ASSERT_TRUE(eventually([&] { return ::kill(orphan->pid, 0) != 0; }, std::chrono::seconds(120)));
+    std::this_thread::sleep_for(std::chrono::seconds(5));
+    EXPECT_NE(lockHolder(watch.suffix()), "");
+    EXPECT_EQ(e2e::conditionOf(tc(o.name), "StateReadable", "reason"), "StateLocked");
+    EXPECT_TRUE(e2e::eventsFor(kNamespace, o.name, "ForceUnlocked").empty());
+    EXPECT_EQ(forced() - forced_before, 0.0);
+    EXPECT_EQ(e2e::runJobs(kNamespace, o.name, "apply").size(), 1U) << "no second run";
+    // The runbook's way out: the node fenced (its processes stopped), then
+    // the lock released by hand.
+    ASSERT_TRUE(eventually([&] {
+      for (const pid_t pid : orphans()) {
+        ::kill(pid, SIGKILL);
+      }
+      return orphans().empty();
+    }));
+    e2e::mergePatch(kNamespace, "lease", "lock-tfstate-default-" + watch.suffix(),
+                    {{"metadata", {{"annotations", {{"app.terraform.io/lock-info", nullptr}}}}},
+                     {"spec", {{"holderIdentity", nullptr}}}});
+    // The orphan may have created a resource its state write could not
+    // record: the runtime's own contract allows the retry to create it again.
+    checkInvariants(watch, o, {.max_creates = 2});
   }
 
   static json tc(const std::string& name) {
@@ -1139,69 +1332,27 @@ TEST_F(FaultTest, AForceDeletedPodWhoseProcessLivesOnIsNotForcedOpen) {
   for (int rep = 0; rep < reps(); ++rep) {
     Obj o = newObj("fd", rep);
     o.pause = "30";
-    CaseWatch watch(manager_, o.name);
-    const auto forced = [] {
-      return e2e::metricValue(manager_.metrics(), "captf_lock_force_unlocks_total",
-                              {{"kind", "TerraformCluster"}})
-          .value_or(0);
-    };
-    const double forced_before = forced();
-    create(o);
-    const std::optional<Proc> orphan = stepChild(o, "slow");
-    ASSERT_TRUE(orphan) << manager_.processLog();
-    const auto jobs = e2e::runJobs(kNamespace, o.name, "apply");
-    ASSERT_EQ(jobs.size(), 1U);
-    const json pods = getJson({"-n", kNamespace, "get", "pods", "-l", "job-name=" + jobs[0]});
-    ASSERT_TRUE(pods.is_object() && !pods.value("items", json::array()).empty()) << pods.dump(2);
-    const std::string pod = pods["items"][0]["metadata"].value("name", "");
-    // Its node lost (test/rig/README.md): the deletion never reaches it.
-    ASSERT_EQ(kubectl({"-n", kNamespace, "annotate", "pod", pod, "rig.captf.io/node-lost=true"})
-                  .exit_code,
-              0);
-    ASSERT_EQ(
-        kubectl({"-n", kNamespace, "delete", "pod", pod, "--force", "--grace-period=0"}).exit_code,
-        0);
-    // The orphan's processes: the runner, its runtime and their children
-    // (the pod's name is their HOSTNAME).
-    const auto orphans = [&pod] {
-      std::vector<pid_t> pids;
-      for (const Proc& p : processes(CommandLines::kRunners)) {
-        if (envOf(p.pid, "HOSTNAME") == pod) {
-          pids.push_back(p.pid);
-        }
-      }
-      return pids;
-    };
-    ASSERT_TRUE(eventually([&] {
-      const json object = tc(o.name);
-      return e2e::conditionOf(object, "StateReadable", "reason") == "StateLocked" &&
-             absl::StrContains(e2e::conditionOf(object, "StateReadable", "message"),
-                               "no longer exists");
-    })) << tc(o.name).dump(2);
-    EXPECT_FALSE(orphans().empty()) << "the orphan runs on while the lock holds";
-    // It goes on past its slow step (and tries to write the state, which
-    // its token, bound to the gone pod, can no longer do); nothing is forced.
-    ASSERT_TRUE(eventually([&] { return ::kill(orphan->pid, 0) != 0; }, std::chrono::seconds(120)));
-    std::this_thread::sleep_for(std::chrono::seconds(5));
-    EXPECT_NE(lockHolder(watch.suffix()), "");
-    EXPECT_EQ(e2e::conditionOf(tc(o.name), "StateReadable", "reason"), "StateLocked");
-    EXPECT_TRUE(e2e::eventsFor(kNamespace, o.name, "ForceUnlocked").empty());
-    EXPECT_EQ(forced() - forced_before, 0.0);
-    EXPECT_EQ(e2e::runJobs(kNamespace, o.name, "apply").size(), 1U) << "no second run";
-    // The runbook's way out: the node fenced (its processes stopped), then
-    // the lock released by hand.
-    ASSERT_TRUE(eventually([&] {
-      for (const pid_t pid : orphans()) {
-        ::kill(pid, SIGKILL);
-      }
-      return orphans().empty();
-    }));
-    e2e::mergePatch(kNamespace, "lease", "lock-tfstate-default-" + watch.suffix(),
-                    {{"metadata", {{"annotations", {{"app.terraform.io/lock-info", nullptr}}}}},
-                     {"spec", {{"holderIdentity", nullptr}}}});
-    // The orphan may have created a resource its state write could not
-    // record: the runtime's own contract allows the retry to create it again.
-    checkInvariants(watch, o, {.max_creates = 2});
+    forceDeleteTheHolderAndExpectNoForce(o);
+  }
+}
+
+// The manager's clock 15 minutes ahead of the cluster's (its node's time
+// source broken; libfaketime under the manager alone): the case above again,
+// with a Job deadline whose end, with the grace period (120 s + 600 s), comes
+// 12 minutes after the Job's start. Every time the manager compares with a
+// time the API server wrote is on the server's clock (the Date of its
+// answers; docs/decisions/kube-client.md, "Whose clock"), so the lock of
+// the live orphan is still not forced. Before, the manager's own clock put
+// the Job past its deadline at once: the lock was forced and a second
+// runner started beside the first.
+TEST_F(FaultTest, AManagerWhoseClockIsAheadForcesNoLiveLock) {
+  const SkewedManager skewed("+15m");
+  ASSERT_TRUE(skewed.started());
+  for (int rep = 0; rep < reps(); ++rep) {
+    Obj o = newObj("ck", rep);
+    o.pause = "30";
+    o.jobs = {{"activeDeadlineSeconds", 120}, {"lockTimeoutSeconds", 60}};
+    forceDeleteTheHolderAndExpectNoForce(o);
   }
 }
 
@@ -1452,6 +1603,60 @@ TEST_F(FaultTest, AStaleLockOfAFinishedRunnerIsForcedOpen) {
     EXPECT_EQ(forced() - forced_before, 1.0);
     EXPECT_EQ(lockHolder(watch.suffix()), "");
     EXPECT_NE(e2e::conditionOf(tc(o.name), "StateReadable", "reason"), "StateLocked");
+  }
+}
+
+// --- The cache behind ------------------------------------------------------------
+
+// A deletion while the manager's Secret informer is behind its Job
+// informer: the manager talks to the API server through the rig's proxy,
+// which holds its Secrets watches from before the object's first apply, so
+// its cache never sees the state Secret that apply writes. With the apply
+// Job removed (by hand, or by a TTL), nothing else makes the manager read
+// the state again. The object is not StateLost on the cache's word, and it
+// is deleted with the watches still held: whether a deleting object has
+// state is read from the API server, not the cache
+// (docs/behaviour/state.md#a-deleting-object-without-state), so the destroy
+// runs and the object leaves while the informer is still behind. Before,
+// the object was StateLost on the cache's word while its state was whole
+// (a Warning, and no apply would have run until the informer caught up).
+TEST_F(FaultTest, ADeletionWithTheSecretInformerBehindStillDestroys) {
+  const ProxiedManager proxied;
+  ASSERT_TRUE(proxied.started());
+  for (int rep = 0; rep < reps(); ++rep) {
+    Obj o = newObj("ib", rep);
+    CaseWatch watch(manager_, o.name);
+    proxied.holdSecretWatches();
+    createReady(o);
+    ASSERT_TRUE(readState(watch.suffix()).status.ok()) << "the apply wrote no state";
+    watch.pollJobs();
+    ASSERT_EQ(kubectl({"-n", kNamespace, "delete", "jobs", "-l",
+                       std::string(kOwnerLabel) + "=" + o.name, "--wait=true"})
+                  .exit_code,
+              0);
+    // A few passes (each Job's deletion wakes the object).
+    std::this_thread::sleep_for(std::chrono::seconds(10));
+    EXPECT_NE(e2e::conditionOf(tc(o.name), "StateReadable", "reason"), "StateLost")
+        << "StateLost on the word of a cache that is behind";
+    ASSERT_EQ(kubectl({"-n", kNamespace, "delete", "clusters.v1beta2.cluster.x-k8s.io", o.cluster,
+                       "--wait=false"})
+                  .exit_code,
+              0);
+    // The state read from the API server, the destroy runs and the object
+    // leaves, the informer still behind.
+    EXPECT_TRUE(eventually(
+        [&] {
+          return kubectl({"-n", kNamespace, "get", "terraformcluster", o.name}).exit_code != 0;
+        },
+        std::chrono::seconds(90)))
+        << "still there, its state read from the cache alone\n"
+        << tc(o.name).dump(2);
+    EXPECT_EQ(counter_->destroys(o.name, "1"), 1) << "the object left without a destroy";
+    proxied.release();
+    // The destroy Job goes with the object, often before the watch has
+    // seen it bookkept: its count is the module's destroy below.
+    checkInvariants(watch, o, {.deleted = true, .count_jobs = false});
+    EXPECT_EQ(counter_->destroys(o.name, "1"), 1) << "the destroy did not run once";
   }
 }
 

@@ -122,10 +122,13 @@ int freePort() {
 
 // --- ManagerProcess ----------------------------------------------------------
 
-void ManagerProcess::start(const std::vector<std::string>& args, const std::string& log) {
+void ManagerProcess::start(const std::vector<std::string>& args, const std::string& log,
+                           const std::vector<std::string>& env) {
   std::vector<std::string> argv = {CAPTF_MANAGER_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());
-  pid_ = spawn(argv, log, {"POD_NAMESPACE=captf-system"});
+  std::vector<std::string> environment = {"POD_NAMESPACE=captf-system"};
+  environment.insert(environment.end(), env.begin(), env.end());
+  pid_ = spawn(argv, log, environment);
   ASSERT_GT(pid_, 0) << "cannot start " << argv.front();
 }
 
@@ -224,7 +227,7 @@ void ManagerRig::start(const std::vector<std::string>& extra) {
       "--v=" + std::to_string(verbosity),
   };
   args.insert(args.end(), extra.begin(), extra.end());
-  process.start(args, log());
+  process.start(args, log(), env);
 }
 
 std::string ManagerRig::metrics() const {

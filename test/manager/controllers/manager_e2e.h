@@ -65,8 +65,10 @@ public:
   ManagerProcess& operator=(const ManagerProcess&) = delete;
   ~ManagerProcess() { stop(SIGKILL); }
 
-  // Starts the manager with `args`, stdout and stderr appended to `log`.
-  void start(const std::vector<std::string>& args, const std::string& log);
+  // Starts the manager with `args` and the test's environment plus `env`,
+  // stdout and stderr appended to `log`.
+  void start(const std::vector<std::string>& args, const std::string& log,
+             const std::vector<std::string>& env = {});
   // Sends `sig` (SIGTERM by default) and waits for the process, at most
   // `limit` (then SIGKILL). Returns the exit code, 128 + N when signal N
   // ended it, -1 when nothing ran.
@@ -103,6 +105,9 @@ struct ManagerRig {
   int health_port = 0;
   int metrics_port = 0;
   int report_port = 0; // the run reports (gRPC, TLS)
+  // Environment variables ("NAME=value") of the next start()s besides the
+  // test's own.
+  std::vector<std::string> env;
   ManagerProcess process;
   size_t log_offset = 0; // where the running process's log starts
 

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "absl/time/time.h"
 #include "manager/kube/client.h"
 #include "manager/kube/errors.h"
 #include "manager/kube/rest_client.h"
@@ -249,6 +250,68 @@ TEST(ServerUrlTest, Parses) {
   EXPECT_FALSE(parseServerUrl("http://k8s.example").ok());
   EXPECT_FALSE(parseServerUrl("https://k8s.example:99999").ok());
   EXPECT_EQ(urlEscape("a=b&c d/é"), "a%3Db%26c%20d%2F%C3%A9");
+}
+
+// An answer's Date header in IMF-fixdate.
+std::string httpDate(WallTime t) {
+  return absl::FormatTime("%a, %d %b %Y %H:%M:%S GMT", absl::FromChrono(t), absl::UTCTimeZone());
+}
+
+double secondsOf(Duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+// The client hands every answer's Date to the ServerClock: a server whose
+// clock is 15 minutes ahead of this machine's moves wallNow() 15 minutes
+// on, for requests and watches alike; answers in step with the local clock
+// leave it at the local time.
+TEST_F(RestClientTest, AnswersDatesSetTheServerClock) {
+  ServerClock server(clock_);
+  rest_->observeServerTime(server);
+  transport_->respond(200, "{}", {{"Date", httpDate(clock_.wallNow())}});
+  ASSERT_TRUE(client_->get(kConfigMap, {"ns", "x"}).ok());
+  EXPECT_EQ(server.offset(), Duration::zero());
+  EXPECT_EQ(server.wallNow(), clock_.wallNow());
+
+  transport_->respond(200, "{}", {{"date", httpDate(clock_.wallNow() + std::chrono::minutes(15))}});
+  ASSERT_TRUE(client_->get(kConfigMap, {"ns", "x"}).ok());
+  EXPECT_NEAR(secondsOf(server.offset()), 900, 1);
+  EXPECT_NEAR(secondsOf(server.wallNow() - clock_.wallNow()), 900, 1);
+  EXPECT_EQ(server.now(), clock_.now()) << "steady time stays local";
+
+  transport_->respond(200, "", {{"Date", httpDate(clock_.wallNow())}});
+  std::stop_source stop;
+  ASSERT_TRUE(rest_->stream(restRequest("GET", "/api/v1/configmaps"), stop.get_token()).ok());
+  EXPECT_NEAR(secondsOf(server.offset()), 0, 1) << "a watch's answer counts too";
+}
+
+// The offset moves only when an answer proves it wrong, and only by what an
+// answer can tell.
+TEST(ServerClockTest, MovesOnlyOnAnswersThatContradictIt) {
+  FakeClock local;
+  ServerClock server(local);
+  const WallTime t = local.wallNow();
+  // In step (the header's second is truncated): nothing moves.
+  server.observe(httpDate(t - std::chrono::milliseconds(400)), t, t);
+  EXPECT_EQ(server.offset(), Duration::zero());
+  // A slow answer (sent 5 s before it was read) could be anything within
+  // those 5 s: ignored, whatever its Date.
+  server.observe(httpDate(t + std::chrono::minutes(15)), t - std::chrono::seconds(5), t);
+  EXPECT_EQ(server.offset(), Duration::zero());
+  // A header that does not parse, or none: ignored.
+  server.observe("yesterday", t, t);
+  server.observe("", t, t);
+  EXPECT_EQ(server.offset(), Duration::zero());
+  // The server 15 minutes behind: the offset goes there, and back to about
+  // 0 once the answers are in step again (a clock stepped by NTP).
+  server.observe(httpDate(t - std::chrono::minutes(15)), t, t);
+  EXPECT_NEAR(secondsOf(server.offset()), -899.5, 0.01);
+  server.observe(httpDate(t), t, t);
+  EXPECT_NEAR(secondsOf(server.offset()), 0.5, 0.01);
+  // Answers that agree with the current offset within their window keep it.
+  server.observe(httpDate(t + std::chrono::milliseconds(900)), t,
+                 t + std::chrono::milliseconds(300));
+  EXPECT_NEAR(secondsOf(server.offset()), 0.5, 0.01);
 }
 
 } // namespace

@@ -44,6 +44,8 @@ func main() {
 		err = cmdUser(os.Args[2:])
 	case "image":
 		err = cmdImage(os.Args[2:])
+	case "proxy":
+		err = cmdProxy(os.Args[2:])
 	default:
 		usage()
 	}
@@ -62,6 +64,7 @@ func usage() {
   rig compact etcd --dir DIR
   rig stop registry SECONDS --dir DIR
   rig user --dir DIR --name NAME [--group GROUP]...
+  rig proxy --dir DIR --kubeconfig KUBECONFIG --out KUBECONFIG
   rig image push --dir DIR --rootfs ROOTFS --ref REPO:TAG [--entrypoint CMD,ARG] [--env K=V]...
 `)
 	os.Exit(2)
