@@ -26,6 +26,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -550,53 +551,46 @@ protected:
         << tc(o.name).dump(2) << manager_.processLog();
   }
 
-  // For a scope, the suite's manager replaced by one whose wall clock is
-  // `offset` (libfaketime's FAKETIME, e.g. "+15m") off the host's, its
-  // monotonic clock left alone; the suite's own manager again after.
-  class SkewedManager {
+  // For a scope, the suite's manager started again with `change` made to
+  // its settings (its environment, its kubeconfig); the suite's own manager,
+  // as it was, again after.
+  class ReplacedManager {
   public:
-    explicit SkewedManager(const std::string& offset) {
-      const std::string library = fakeTimeLibrary();
-      if (library.empty()) {
-        ADD_FAILURE() << "libfaketime is not installed (scripts/bootstrap.sh installs it)";
-        return;
-      }
+    explicit ReplacedManager(const std::function<void(e2e::ManagerRig&)>& change)
+        : env_(manager_.env), kubeconfig_(manager_.kubeconfig) {
       manager_.stopCleanly();
-      // The sanitizer runtime would insist on being loaded first.
-      manager_.env = {"LD_PRELOAD=" + library, "FAKETIME=" + offset,
-                      "FAKETIME_DONT_FAKE_MONOTONIC=1", "ASAN_OPTIONS=verify_asan_link_order=0"};
+      change(manager_);
       manager_.start();
-      started_ = true;
     }
-    SkewedManager(const SkewedManager&) = delete;
-    SkewedManager& operator=(const SkewedManager&) = delete;
-    ~SkewedManager() {
-      if (started_) {
-        manager_.stopCleanly();
-        manager_.env.clear();
-        manager_.start();
-      }
+    ReplacedManager(const ReplacedManager&) = delete;
+    ReplacedManager& operator=(const ReplacedManager&) = delete;
+    ~ReplacedManager() {
+      manager_.stopCleanly();
+      manager_.env = env_;
+      manager_.kubeconfig = kubeconfig_;
+      manager_.start();
     }
-    bool started() const { return started_; }
 
   private:
-    // Debian's multithreaded libfaketime ("" when missing).
-    static std::string fakeTimeLibrary() {
-      std::error_code error;
-      for (const auto& entry : std::filesystem::directory_iterator("/usr/lib", error)) {
-        const std::filesystem::path library = entry.path() / "faketime" / "libfaketimeMT.so.1";
-        if (std::filesystem::exists(library, error)) {
-          return library.string();
-        }
-      }
-      return "";
-    }
-    bool started_ = false;
+    std::vector<std::string> env_;
+    std::string kubeconfig_;
   };
 
-  // For a scope, the suite's manager replaced by one that talks to the API
-  // server through the rig's proxy (test/rig/README.md, `proxy`), whose
-  // Secrets watches a case can hold; the suite's own manager again after.
+  // Debian's multithreaded libfaketime ("" when missing).
+  static std::string fakeTimeLibrary() {
+    std::error_code error;
+    for (const auto& entry : std::filesystem::directory_iterator("/usr/lib", error)) {
+      const std::filesystem::path library = entry.path() / "faketime" / "libfaketimeMT.so.1";
+      if (std::filesystem::exists(library, error)) {
+        return library.string();
+      }
+    }
+    return "";
+  }
+
+  // For a scope, the suite's manager talks to the API server through the
+  // rig's proxy (test/rig/README.md, `proxy`), whose Secrets watches a case
+  // can hold.
   class ProxiedManager {
   public:
     ProxiedManager() : kubeconfig_(manager_.dir + "/proxied.kubeconfig") {
@@ -612,32 +606,24 @@ protected:
         return;
       }
       control_ = rig::readFile(kubeconfig_ + ".control");
-      manager_.stopCleanly();
-      own_kubeconfig_ = manager_.kubeconfig;
-      manager_.kubeconfig = kubeconfig_;
-      manager_.start();
-      started_ = true;
+      replaced_.emplace([&](e2e::ManagerRig& m) { m.kubeconfig = kubeconfig_; });
     }
     ProxiedManager(const ProxiedManager&) = delete;
     ProxiedManager& operator=(const ProxiedManager&) = delete;
     ~ProxiedManager() {
-      if (started_) {
+      if (replaced_) {
         release();
-        manager_.stopCleanly();
-        manager_.kubeconfig = own_kubeconfig_;
-        manager_.start();
+        replaced_.reset();
       }
       if (pid_ > 0) {
         ::kill(pid_, SIGTERM);
         ::waitpid(pid_, nullptr, 0);
       }
     }
-    bool started() const { return started_; }
+    bool started() const { return replaced_.has_value(); }
     // Holds the manager's Secrets watches (its informer falls behind);
     // lists and reads go through.
-    void holdSecretWatches() const {
-      control("/hold?match=" + std::string("/secrets%5C%3F.*watch%3D"));
-    }
+    void holdSecretWatches() const { control("/hold?match=/secrets%5C%3F.*watch%3D"); }
     void release() const { control("/release"); }
 
   private:
@@ -647,10 +633,9 @@ protected:
     }
 
     std::string kubeconfig_;
-    std::string own_kubeconfig_;
     std::string control_;
     pid_t pid_ = -1;
-    bool started_ = false;
+    std::optional<ReplacedManager> replaced_;
   };
 
   // The running apply's pod of `o` (created here) force-deleted on a lost
@@ -1348,8 +1333,15 @@ TEST_F(FaultTest, AForceDeletedPodWhoseProcessLivesOnIsNotForcedOpen) {
 // the Job past its deadline at once: the lock was forced and a second
 // runner started beside the first.
 TEST_F(FaultTest, AManagerWhoseClockIsAheadForcesNoLiveLock) {
-  const SkewedManager skewed("+15m");
-  ASSERT_TRUE(skewed.started());
+  const std::string library = fakeTimeLibrary();
+  ASSERT_FALSE(library.empty())
+      << "libfaketime is not installed (scripts/bootstrap.sh installs it)";
+  // Its monotonic clock left alone; the sanitizer runtime would insist on
+  // being loaded first.
+  const ReplacedManager skewed([&](e2e::ManagerRig& m) {
+    m.env = {"LD_PRELOAD=" + library, "FAKETIME=+15m", "FAKETIME_DONT_FAKE_MONOTONIC=1",
+             "ASAN_OPTIONS=verify_asan_link_order=0"};
+  });
   for (int rep = 0; rep < reps(); ++rep) {
     Obj o = newObj("ck", rep);
     o.pause = "30";

@@ -30,20 +30,15 @@
 #include "manager/controllers/workload_kind.h"
 #include "manager/kube/clock.h"
 #include "manager/kube/metrics.h"
-#include "test/manager/controllers/fakes.h"
+#include "test/manager/controllers/fake_deps.h"
 #include "test/manager/kube/fake_client.h"
 #include "test/manager/lifecycle/testing.h"
 
 namespace captf::controllers {
 namespace {
 
-class KindsTest : public ::testing::Test {
+class KindsTest : public ::testing::Test, protected FakeReconcilerDeps {
 protected:
-  KindsTest() : cache_(store_), cached_(cache_, store_), metrics_(registry_, "v", "c") {}
-
-  ReconcilerDeps deps() {
-    return ReconcilerDeps{cache_, cached_, store_, events_, clock_, metrics_, settings_};
-  }
   std::vector<std::unique_ptr<WorkloadKind>> workloadKinds() {
     std::vector<std::unique_ptr<WorkloadKind>> out;
     out.push_back(terraformClusterKind(deps()));
@@ -51,15 +46,6 @@ protected:
     out.push_back(terraformMachinePoolKind(deps()));
     return out;
   }
-
-  kube::testing::FakeClient store_;
-  StoreCache cache_;
-  CachedClient cached_;
-  kube::FakeClock clock_;
-  Reasons events_;
-  kube::MetricsRegistry registry_;
-  CaptfMetrics metrics_;
-  ControllerSettings settings_;
 };
 
 TEST_F(KindsTest, OneWorkloadKindPerContractRole) {

@@ -28,7 +28,7 @@
 #include "manager/lifecycle/names.h"
 #include "manager/lifecycle/ready.h"
 #include "manager/workspace/names.h"
-#include "test/manager/controllers/fakes.h"
+#include "test/manager/controllers/fake_deps.h"
 #include "test/manager/kube/fake_client.h"
 #include "test/manager/kube/fakes.h"
 
@@ -42,17 +42,9 @@ namespace cond = api::conditions;
 constexpr char kPhaseNs[] = "p1";
 constexpr char kPhaseName[] = "c1";
 
-class PhaseTest : public ::testing::Test {
+class PhaseTest : public ::testing::Test, protected FakeReconcilerDeps {
 protected:
-  PhaseTest()
-      : cache_(store_), cached_(cache_, store_), metrics_(registry_, "v", "c"),
-        kind_(terraformClusterKind(deps())) {
-    store_.put(object());
-  }
-
-  ReconcilerDeps deps() {
-    return ReconcilerDeps{cache_, cached_, store_, events_, clock_, metrics_, settings_};
-  }
+  PhaseTest() : kind_(terraformClusterKind(deps())) { store_.put(object()); }
 
   static json object() {
     return {{"apiVersion", "infrastructure.cluster.x-k8s.io/v1alpha1"},
@@ -104,14 +96,6 @@ protected:
     return store_.list(gvk, options)->items.size();
   }
 
-  kube::testing::FakeClient store_;
-  StoreCache cache_;
-  CachedClient cached_;
-  kube::FakeClock clock_;
-  Reasons events_;
-  kube::MetricsRegistry registry_;
-  CaptfMetrics metrics_;
-  ControllerSettings settings_;
   std::unique_ptr<WorkloadKind> kind_;
 };
 
